@@ -1,0 +1,183 @@
+/**
+ * The side effects of a video task. Built by a factory with its dependencies (Temporal's
+ * samples' pattern), so the worker wires real ones and nothing here reads globals.
+ * Errors leave as ApplicationFailures whose type tells the workflow's retry policy what to do.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { findVideoModel } from '../catalog/models';
+import { channelsFor, type VideoChannel } from '../config/channels';
+import { FetchRejectedError, guardedFetch } from '../net/url-guard';
+import { isMp4, sniffImage } from '../net/media';
+import { storageKeys, type BlobStore } from '../storage/blob-store';
+import type { CharacterSource, ImageRef, StoredVideo, TaskRequest } from '../tasks/task';
+import { UpstreamError } from '../upstreams/http';
+import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../upstreams/video-upstream';
+import { videoClientFor } from '../upstreams/video-clients';
+import { FAILURE_TYPES, type ChannelPlan } from '../workflows/video-task-types';
+import type { PromptEnhancer } from './prompt-enhancer';
+
+export interface VideoActivityDeps {
+  channels: readonly VideoChannel[];
+  blobs: BlobStore;
+  enhancer: PromptEnhancer;
+  upstreamTimeoutMs: number;
+  retryInitialMs: number;
+  retryMaxMs: number;
+  fetchAllowPrivate: boolean;
+  fetchMaxBytes: number;
+  /** Largest finished video accepted from a provider. */
+  maxVideoBytes?: number;
+}
+
+/** Upstream and fetch errors in the workflow's terms. */
+function asFailure(err: unknown): unknown {
+  if (err instanceof UpstreamError) {
+    if (err.kind === 'rejected') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.upstreamRejected);
+    return ApplicationFailure.create({
+      message: err.message,
+      type: 'UpstreamUnavailable',
+      nextRetryDelay: err.retryAfterMs !== undefined ? Math.max(1000, err.retryAfterMs) : undefined,
+    });
+  }
+  if (err instanceof FetchRejectedError) {
+    if (err.retryable) return ApplicationFailure.retryable(err.message, 'InputUnavailable');
+    return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.inputRejected);
+  }
+  return err;
+}
+
+async function mapErrors<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw asFailure(err);
+  }
+}
+
+export function createVideoActivities(deps: VideoActivityDeps) {
+  const byName = new Map(deps.channels.map((c) => [c.name, c]));
+  const clients = new Map<string, VideoUpstream>();
+
+  function client(name: string): VideoUpstream {
+    const channel = byName.get(name);
+    if (!channel) throw ApplicationFailure.nonRetryable(`channel ${name} is no longer configured`, FAILURE_TYPES.noChannel);
+    let c = clients.get(name);
+    if (!c) {
+      c = videoClientFor(channel, { requestMs: deps.upstreamTimeoutMs, pollMs: Math.min(deps.upstreamTimeoutMs, 20_000) });
+      clients.set(name, c);
+    }
+    return c;
+  }
+
+  async function loadImage(ref: ImageRef, index: number): Promise<LoadedImage> {
+    if (ref.kind === 'stored') return { mimeType: ref.mimeType, bytes: await deps.blobs.read(ref.key) };
+    const fetched = await guardedFetch(ref.url, {
+      allowPrivate: deps.fetchAllowPrivate,
+      maxBytes: deps.fetchMaxBytes,
+      timeoutMs: deps.upstreamTimeoutMs,
+    });
+    const mimeType = sniffImage(fetched.bytes);
+    if (!mimeType) throw new FetchRejectedError(`images[${index}] is not a PNG, JPEG, WEBP or GIF image`);
+    return { mimeType, bytes: fetched.bytes };
+  }
+
+  return {
+    /** Which channel serves the task; decided once and kept in history, so every later call goes to the same provider. */
+    async planChannel(input: { model: string }): Promise<ChannelPlan> {
+      const channel = channelsFor(deps.channels, input.model)[0];
+      if (!channel) throw ApplicationFailure.nonRetryable(`no upstream channel serves model ${input.model}`, FAILURE_TYPES.noChannel);
+      return {
+        channel: channel.name,
+        upstreamModel: channel.models[input.model] ?? input.model,
+        pollMs: channel.pollMs,
+        expectedJobMs: channel.expectedJobMs,
+        retryInitialMs: deps.retryInitialMs,
+        retryMaxMs: deps.retryMaxMs,
+      };
+    },
+
+    async enhancePrompt(input: { prompt: string }): Promise<string> {
+      return deps.enhancer.enhance(input.prompt);
+    },
+
+    async createCharacter(input: { taskId: string; channel: string; source: CharacterSource }): Promise<{ id: string; name: string }> {
+      const upstream = client(input.channel);
+      if (!upstream.createCharacter) {
+        throw ApplicationFailure.nonRetryable(`channel ${input.channel} cannot create characters`, FAILURE_TYPES.upstreamRejected);
+      }
+      const create = upstream.createCharacter;
+      return mapErrors(async () => {
+        const clip = await guardedFetch(input.source.url, {
+          allowPrivate: deps.fetchAllowPrivate,
+          maxBytes: deps.fetchMaxBytes,
+          timeoutMs: deps.upstreamTimeoutMs,
+        });
+        if (!isMp4(clip.bytes)) throw new FetchRejectedError('character_url is not an MP4 video');
+        const name = `gw_${randomBytes(5).toString('hex')}`;
+        return create(name, clip.bytes, input.source.timestamps);
+      });
+    },
+
+    async submitVideo(input: { request: TaskRequest; plan: ChannelPlan; prompt: string; characterIds: string[] }): Promise<string> {
+      const { request, plan } = input;
+      const model = findVideoModel(request.model);
+      if (!model) throw ApplicationFailure.nonRetryable(`unknown model ${request.model}`, FAILURE_TYPES.inputRejected);
+      const upstream = client(plan.channel);
+      return mapErrors(async () => {
+        const images = await Promise.all(request.images.map(loadImage));
+        return upstream.submit({
+          taskId: request.taskId,
+          upstreamModel: plan.upstreamModel,
+          prompt: input.prompt,
+          images,
+          aspectRatio: model.honorsAspectRatio ? request.aspectRatio : undefined,
+          imageRole: model.imageRole,
+          seconds: model.family === 'motion' ? request.seconds : undefined,
+          size: model.family === 'motion' ? request.size : undefined,
+          enableUpsample: request.enableUpsample,
+          watermark: request.watermark,
+          private: request.private,
+          characterIds: input.characterIds,
+        });
+      });
+    },
+
+    async pollVideo(input: { channel: string; jobId: string }): Promise<PollResult> {
+      const upstream = client(input.channel);
+      return mapErrors(() => upstream.poll(input.jobId));
+    },
+
+    /** Streams the provider's file into gateway storage; video_url then never points at the provider. */
+    async storeVideo(input: { taskId: string; channel: string; download: DownloadRef }): Promise<StoredVideo> {
+      const upstream = client(input.channel);
+      return mapErrors(async () => {
+        const res = await upstream.download(input.download);
+        if (!res.body) throw new UpstreamError('video download: empty body', 'retryable');
+        const key = storageKeys.video(input.taskId);
+        const ctx = Context.current();
+        const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+        let lastBeat = 0;
+        const bytes = await deps.blobs.write(key, body, {
+          maxBytes: deps.maxVideoBytes ?? 2 * 1024 * 1024 * 1024,
+          onProgress: (written) => {
+            // Heartbeats let a stalled download be detected in seconds, not at the 15-minute timeout.
+            if (written - lastBeat > 1 << 20) {
+              lastBeat = written;
+              ctx.heartbeat(written);
+            }
+          },
+        });
+        if (!isMp4(await deps.blobs.head(key, 16))) {
+          throw new UpstreamError('video download: the provider returned something that is not an MP4 file', 'retryable');
+        }
+        return { key, contentType: 'video/mp4', bytes };
+      });
+    },
+  };
+}
+
+export type VideoActivities = ReturnType<typeof createVideoActivities>;

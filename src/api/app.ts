@@ -1,0 +1,59 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Logger } from 'pino';
+import type { Config } from '../config/env';
+import type { BlobStore } from '../storage/blob-store';
+import type { UrlSigner } from '../storage/signed-url';
+import type { KeyStore } from '../store/keys';
+import type { TaskService } from '../tasks/task-service';
+import type { GatewayState } from './context';
+import type { HealthReport } from './health';
+import { adminAuth } from './middleware/admin-auth';
+import { bearerAuth } from './middleware/auth';
+import { openAiErrors } from './middleware/errors';
+import { requestContext } from './middleware/request-context';
+import { adminRoutes } from './routes/admin';
+import { fileRoutes } from './routes/files';
+import { videoRoutes } from './routes/video';
+
+export interface ApiDeps {
+  config: Config;
+  logger: Logger;
+  keys: KeyStore;
+  tasks: TaskService;
+  blobs: BlobStore;
+  signer: UrlSigner;
+  adminToken: string;
+  health: () => Promise<HealthReport>;
+}
+
+/**
+ * The HTTP edge, composed in order: request id + access log, error mapping, then the
+ * route families, each behind the authentication it needs.
+ */
+export function createApp(deps: ApiDeps): Koa<GatewayState> {
+  const app = new Koa<GatewayState>({ proxy: false });
+  app.silent = true;
+  app.use(requestContext(deps.logger));
+  app.use(openAiErrors(deps.config.env.MAX_JSON_BODY_BYTES));
+
+  const open = new Router<GatewayState>();
+  open.get('/healthz', async (ctx) => {
+    const report = await deps.health();
+    ctx.status = report.ok ? 200 : 503;
+    ctx.body = { status: report.ok ? 'ok' : 'unavailable', temporal: report.temporal, worker: report.worker };
+  });
+  app.use(open.routes());
+  app.use(fileRoutes(deps.blobs, deps.signer).routes());
+
+  const admin = new Router<GatewayState>();
+  admin.use('/admin', adminAuth(deps.adminToken));
+  admin.use(adminRoutes(deps.keys).routes());
+  app.use(admin.routes());
+
+  const v1 = new Router<GatewayState>();
+  v1.use('/v1', bearerAuth(deps.keys));
+  v1.use(videoRoutes(deps).routes());
+  app.use(v1.routes());
+  return app;
+}

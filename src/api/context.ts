@@ -1,0 +1,9 @@
+import type { Logger } from 'pino';
+import type { ApiKey } from '../store/keys';
+
+/** What the middleware chain puts on ctx.state for the handlers after it. */
+export interface GatewayState {
+  requestId: string;
+  log: Logger;
+  apiKey?: ApiKey;
+}

@@ -1,0 +1,60 @@
+/**
+ * One small error hierarchy, mapped to status and body at the edge
+ * (OpenAI-style here; the messages endpoint maps the same classes to Anthropic's shape).
+ */
+export class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export class InvalidRequestError extends GatewayError {
+  constructor(message: string, param: string | null = null, code: string | null = 'invalid_value') {
+    super(400, 'invalid_request_error', message, param, code);
+  }
+}
+
+export class AuthenticationError extends GatewayError {
+  constructor(message = 'Invalid API key. Use a key issued by this gateway.') {
+    super(401, 'invalid_request_error', message, null, 'invalid_api_key');
+  }
+}
+
+export class NotFoundError extends GatewayError {
+  constructor(message: string, param: string | null = null) {
+    super(404, 'invalid_request_error', message, param, 'not_found');
+  }
+}
+
+export class ConflictError extends GatewayError {
+  constructor(message: string, param: string | null = null, code = 'invalid_state') {
+    super(409, 'invalid_request_error', message, param, code);
+  }
+}
+
+export class PayloadTooLargeError extends GatewayError {
+  constructor(limitBytes: number) {
+    super(413, 'invalid_request_error', `Request body exceeds the limit of ${limitBytes} bytes.`, null, 'request_too_large');
+  }
+}
+
+export class ServiceUnavailableError extends GatewayError {
+  constructor(message: string, code = 'service_unavailable', retryAfterSeconds = 5) {
+    super(503, 'server_error', message, null, code, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
+export interface OpenAiErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+export function openAiErrorBody(err: GatewayError): OpenAiErrorBody {
+  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+}

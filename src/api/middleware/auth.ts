@@ -1,0 +1,32 @@
+import type { Middleware } from 'koa';
+import type { KeyStore } from '../../store/keys';
+import { AuthenticationError } from '../errors';
+import type { GatewayState } from '../context';
+
+/** Keys of other providers are recognised by prefix so the caller is told why it failed. */
+const FOREIGN_PREFIXES = ['sk-ant-', 'sk-proj-', 'sk-svcacct-', 'sk-admin-', 'AIza'];
+
+export function bearerToken(header: string): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+}
+
+export async function resolveKey(keys: KeyStore, secret: string | null) {
+  if (!secret) {
+    throw new AuthenticationError("You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'.");
+  }
+  if (FOREIGN_PREFIXES.some((p) => secret.startsWith(p))) {
+    throw new AuthenticationError('This key was issued by another provider. Use an API key issued by this gateway.');
+  }
+  const key = await keys.authenticate(secret);
+  if (!key) throw new AuthenticationError('Incorrect API key provided. Use a key issued by this gateway.');
+  return key;
+}
+
+/** Authorization: Bearer <key>, for the OpenAI-style endpoint families. */
+export function bearerAuth(keys: KeyStore): Middleware<GatewayState> {
+  return async (ctx, next) => {
+    ctx.state.apiKey = await resolveKey(keys, bearerToken(ctx.get('authorization')));
+    await next();
+  };
+}

@@ -1,0 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import type { GatewayState } from '../context';
+
+/**
+ * A request id (the caller's x-request-id when it is sane, else a new one) on the response
+ * and on every log line; one access-log line per request with no query string, since
+ * signed file links carry their signature there.
+ */
+export function requestContext(logger: Logger): Middleware<GatewayState> {
+  return async (ctx, next) => {
+    const given = ctx.get('x-request-id');
+    const requestId = /^[\w.:-]{1,128}$/.test(given) ? given : `req_${randomUUID().replace(/-/g, '')}`;
+    ctx.state.requestId = requestId;
+    ctx.state.log = logger.child({ requestId });
+    ctx.set('x-request-id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100, keyId: ctx.state.apiKey?.id },
+        'request',
+      );
+    }
+  };
+}

@@ -1,0 +1,71 @@
+import Router from '@koa/router';
+import type { Config } from '../../config/env';
+import { newTaskId, isTaskIdShape } from '../../catalog/task-id';
+import type { BlobStore } from '../../storage/blob-store';
+import type { UrlSigner } from '../../storage/signed-url';
+import type { TaskService } from '../../tasks/task-service';
+import type { TaskRequest } from '../../tasks/task';
+import type { GatewayState } from '../context';
+import { InvalidRequestError, NotFoundError } from '../errors';
+import { jsonBody } from '../middleware/json-body';
+import { intakeImages } from '../reference-images';
+import { parseVideoCreate } from '../schemas/video-create';
+import { videoCreateView, videoQueryView } from '../views/video-task';
+
+export interface VideoRouteDeps {
+  config: Config;
+  tasks: TaskService;
+  blobs: BlobStore;
+  signer: UrlSigner;
+}
+
+/** The JSON family: POST /v1/video/create and GET /v1/video/query (spec 4.1, 4.2). */
+export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  const env = deps.config.env;
+
+  router.post('/v1/video/create', ...jsonBody(env.MAX_JSON_BODY_BYTES), async (ctx) => {
+    const { body, model, size, seconds } = parseVideoCreate(ctx.request.body);
+    const ownerId = ctx.state.apiKey!.id;
+    const taskId = newTaskId(model.id);
+    const images = await intakeImages(taskId, body.images ?? [], {
+      blobs: deps.blobs,
+      allowPrivate: env.FETCH_ALLOW_PRIVATE,
+      maxBytes: env.FETCH_MAX_BYTES,
+    });
+    const request: TaskRequest = {
+      taskId,
+      ownerId,
+      model: model.id,
+      family: model.family,
+      endpoint: 'video-create',
+      prompt: body.prompt,
+      enhancePrompt: body.enhance_prompt ?? false,
+      enableUpsample: body.enable_upsample ?? false,
+      aspectRatio: body.aspect_ratio,
+      images,
+      size,
+      seconds,
+      watermark: body.watermark ?? true,
+      private: body.private ?? false,
+      character: body.character_url ? { url: body.character_url, timestamps: body.character_timestamps } : undefined,
+      createdAt: Date.now(),
+      deadlineMs: env.TASK_DEADLINE_MINUTES * 60_000,
+    };
+    const state = await deps.tasks.start(request);
+    ctx.state.log.info({ taskId, model: model.id }, 'task created');
+    ctx.body = videoCreateView(state);
+  });
+
+  router.get('/v1/video/query', async (ctx) => {
+    const id = ctx.query.id;
+    if (typeof id !== 'string' || id.trim() === '') {
+      throw new InvalidRequestError("Missing required query parameter: 'id'.", 'id', 'missing_required_parameter');
+    }
+    const state = isTaskIdShape(id) ? await deps.tasks.get(id, ctx.state.apiKey!.id) : null;
+    if (!state) throw new NotFoundError('No task found with that id.', 'id');
+    ctx.body = videoQueryView(state, deps.signer);
+  });
+
+  return router;
+}

@@ -1,0 +1,36 @@
+import type { z } from 'zod';
+import { InvalidRequestError } from '../errors';
+
+/** `images[1]`, `messages[0].content`: the parameter path as a client writes it. */
+export function paramPath(path: readonly PropertyKey[]): string | null {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out === '' ? null : out;
+}
+
+/** The first issue, stated with the parameter it concerns, as a 400. */
+export function toInvalidRequest(error: z.ZodError): InvalidRequestError {
+  const issue = error.issues[0];
+  if (!issue) return new InvalidRequestError('Invalid request body.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    const param = paramPath([...issue.path, key]);
+    return new InvalidRequestError(`Unrecognized request argument supplied: ${param}`, param, 'unknown_parameter');
+  }
+  const param = paramPath(issue.path);
+  if (issue.code === 'invalid_type' && issue.input === undefined) {
+    return new InvalidRequestError(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
+  }
+  const where = param ? `Invalid '${param}': ` : 'Invalid request: ';
+  return new InvalidRequestError(`${where}${issue.message}`, param);
+}
+
+/** Parses an edge input; the first problem becomes a 400 naming the parameter. */
+export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const result = schema.safeParse(input, { reportInput: true });
+  if (!result.success) throw toInvalidRequest(result.error);
+  return result.data;
+}

@@ -1,0 +1,118 @@
+/**
+ * The API process: `npm run api` starts it alone against TEMPORAL_ADDRESS (scale-out);
+ * `npm start` runs it inside the embedded process.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { loadConfig, type Config } from '../config/env';
+import { createLogger } from '../log';
+import { BlobStore } from '../storage/blob-store';
+import { persistentSecret } from '../storage/secrets';
+import { UrlSigner } from '../storage/signed-url';
+import type { Db } from '../store/db';
+import { KeyStore } from '../store/keys';
+import { openStore } from '../store/open';
+import { ensureSearchAttributes } from '../temporal/register-search-attributes';
+import { TaskService } from '../tasks/task-service';
+import { createApp } from './app';
+import { createHealthProbe } from './health';
+
+export interface ApiServer {
+  url: string;
+  keys: KeyStore;
+  adminToken: { value: string; created: boolean };
+  close(): Promise<void>;
+}
+
+export async function startApiServer(opts: {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  connection: Connection;
+  localWorkerRunning?: () => boolean;
+}): Promise<ApiServer> {
+  const { config, logger, db, connection } = opts;
+  const env = config.env;
+  const keys = new KeyStore(db);
+  await keys.start();
+  const adminToken = persistentSecret(config.dataDir, 'admin-token', env.ADMIN_TOKEN);
+  const signingSecret = persistentSecret(config.dataDir, 'url-signing-secret', env.URL_SIGNING_SECRET);
+  const tasks = new TaskService(connection, {
+    namespace: env.TEMPORAL_NAMESPACE,
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
+    rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
+    queryTimeoutMs: env.STATUS_QUERY_TIMEOUT_MS,
+  });
+  const app = createApp({
+    config,
+    logger,
+    keys,
+    tasks,
+    blobs: new BlobStore(config.storageDir),
+    signer: new UrlSigner(signingSecret.value, config.publicBaseUrl, env.VIDEO_URL_TTL_SECONDS),
+    adminToken: adminToken.value,
+    health: createHealthProbe({
+      connection,
+      namespace: env.TEMPORAL_NAMESPACE,
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+      localWorkerRunning: opts.localWorkerRunning,
+    }),
+  });
+  const server = http.createServer(app.callback());
+  // Slow or idle clients must not hold sockets forever.
+  server.requestTimeout = 120_000;
+  server.headersTimeout = 30_000;
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(env.PORT, env.HOST, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${address.port}`;
+  logger.info({ url, publicBaseUrl: config.publicBaseUrl }, 'api listening');
+  return {
+    url,
+    keys,
+    adminToken,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5000).unref();
+      });
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.env.LOG_LEVEL, 'api');
+  const db = await openStore(config);
+  // Lazy: the API starts (and answers 503 with a reason) even while Temporal is down.
+  const connection = Connection.lazy({ address: config.temporalAddress });
+  ensureSearchAttributes(connection, config.env.TEMPORAL_NAMESPACE, logger).catch((err) =>
+    logger.warn({ err: (err as Error).message }, 'could not check search attributes (will work once Temporal is reachable)'),
+  );
+  const api = await startApiServer({ config, logger, db, connection });
+  if (api.adminToken.created) logger.warn({ file: `${config.dataDir}/admin-token` }, 'generated an admin token (set ADMIN_TOKEN to choose one)');
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await api.close();
+    await connection.close();
+    await db.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,37 @@
+import type { UrlSigner } from '../../storage/signed-url';
+import type { TaskState } from '../../tasks/task';
+
+/** Spec 2.1 views of the canonical TaskState (the /v1/video/* family). */
+export interface VideoCreateView {
+  id: string;
+  status: TaskState['status'];
+  status_update_time: number;
+  enhanced_prompt: string;
+}
+
+export interface VideoQueryView extends VideoCreateView {
+  video_url: string | null;
+  /** Extension: why a failed task failed (absent otherwise). */
+  error?: { code: string; message: string };
+}
+
+export function videoCreateView(state: TaskState): VideoCreateView {
+  return { id: state.id, status: state.status, status_update_time: state.statusUpdateTime, enhanced_prompt: state.enhancedPrompt };
+}
+
+/** video_url is a fresh signed gateway link, and only for a completed task (spec section 3). */
+export function videoUrlOf(state: TaskState, signer: UrlSigner): string | null {
+  return state.status === 'completed' && state.video ? signer.sign(state.video.key) : null;
+}
+
+export function videoQueryView(state: TaskState, signer: UrlSigner): VideoQueryView {
+  const view: VideoQueryView = {
+    id: state.id,
+    status: state.status,
+    video_url: videoUrlOf(state, signer),
+    enhanced_prompt: state.enhancedPrompt,
+    status_update_time: state.statusUpdateTime,
+  };
+  if (state.status === 'failed' && state.error) view.error = { code: state.error.code, message: state.error.message };
+  return view;
+}

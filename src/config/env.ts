@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every environment variable the gateway reads, parsed once at start-up.
+ * docker-compose.yml is checked against ENV_KEYS by a test, so a variable
+ * named there but unknown here (a typo that would silently do nothing) fails CI.
+ */
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+export const envSchema = z.object({
+  // HTTP edge
+  PORT: int(0, 65535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  PUBLIC_BASE_URL: optionalString,
+  MAX_JSON_BODY_BYTES: int(1024, 512 * 1024 * 1024).default(20 * 1024 * 1024),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ADMIN_TOKEN: optionalString,
+
+  // Files
+  DATA_DIR: z.string().default('./data'),
+  STORAGE_DIR: optionalString,
+  URL_SIGNING_SECRET: optionalString,
+  VIDEO_URL_TTL_SECONDS: int(60, 30 * 24 * 3600).default(24 * 3600),
+
+  // Store
+  DATABASE_URL: optionalString,
+
+  // Temporal
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('gateway-video'),
+  TEMPORAL_DEV_PORT: int(1, 65535).default(7233),
+  TEMPORAL_UI_PORT: int(1, 65535).default(8233),
+  TEMPORAL_CLI_PATH: optionalString,
+  TEMPORAL_RPC_TIMEOUT_MS: int(100, 60_000).default(5000),
+  STATUS_QUERY_TIMEOUT_MS: int(50, 30_000).default(1500),
+
+  // Upstream channels
+  CHANNELS_FILE: optionalString,
+  GEMINI_API_KEY: optionalString,
+  GEMINI_BASE_URL: z.string().url().default('https://generativelanguage.googleapis.com'),
+  OPENAI_VIDEOS_BASE_URL: optionalString,
+  OPENAI_VIDEOS_API_KEY: optionalString,
+  UPSTREAM_POLL_MS: int(50, 600_000).optional(),
+  UPSTREAM_TIMEOUT_MS: int(1000, 600_000).default(60_000),
+  UPSTREAM_RETRY_INITIAL_MS: int(10, 600_000).default(2000),
+  UPSTREAM_RETRY_MAX_MS: int(10, 3_600_000).default(60_000),
+  TASK_DEADLINE_MINUTES: int(1, 7 * 24 * 60).default(180),
+
+  // Prompt enhancement (OpenAI chat-completions compatible endpoint); unset = pass-through
+  PROMPT_ENHANCER_BASE_URL: optionalString,
+  PROMPT_ENHANCER_API_KEY: optionalString,
+  PROMPT_ENHANCER_MODEL: optionalString,
+
+  // Fetching user-supplied URLs (reference images, character clips)
+  FETCH_ALLOW_PRIVATE: bool.default(false),
+  FETCH_MAX_BYTES: int(1024, 512 * 1024 * 1024).default(20 * 1024 * 1024),
+
+  // Provider simulator (used when no provider credentials are configured)
+  SIMULATOR_URL: optionalString,
+  SIMULATOR_PORT: int(0, 65535).default(8090),
+  SIMULATOR_JOB_MS: int(0, 24 * 3600 * 1000).default(20_000),
+  SIMULATOR_FAULT_RATE: z.coerce.number().min(0).max(1).default(0),
+  SIMULATOR_LATENCY_MS: int(0, 60_000).default(0),
+});
+
+export type Env = z.infer<typeof envSchema>;
+export const ENV_KEYS: readonly string[] = Object.keys(envSchema.shape);
+
+export interface Config {
+  env: Env;
+  dataDir: string;
+  storageDir: string;
+  publicBaseUrl: string;
+  /** Embedded mode starts a Temporal dev server when TEMPORAL_ADDRESS is unset. */
+  temporalAddress: string;
+  embeddedTemporal: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const key of ENV_KEYS) {
+    const value = source[key];
+    if (value !== undefined) picked[key] = value;
+  }
+  const parsed = envSchema.safeParse(picked);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const env = parsed.data;
+  const dataDir = path.resolve(env.DATA_DIR);
+  return {
+    env,
+    dataDir,
+    storageDir: path.resolve(env.STORAGE_DIR ?? path.join(dataDir, 'storage')),
+    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    temporalAddress: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${env.TEMPORAL_DEV_PORT}`,
+    embeddedTemporal: env.TEMPORAL_ADDRESS === undefined,
+  };
+}

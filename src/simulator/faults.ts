@@ -1,0 +1,189 @@
+/**
+ * Deterministic fault injection: markers such as `[sim:submit-5xx=2]` inside a prompt (or a
+ * character name) choose the faults a request meets, so a test states its scenario in its input
+ * and needs no shared switches. Random faults (faultRate) are separate and live here too.
+ */
+
+import type { Ctx, Reply } from './server';
+import type { Job } from './jobs';
+
+/** Everything the markers of one string ask for. Counts are 0 when the marker is absent. */
+export interface Markers {
+  fail: boolean;
+  reject: boolean;
+  filtered: boolean;
+  drop: number;
+  submit429: number;
+  submit5xx: number;
+  dropAfterCreate: number;
+  poll429: number;
+  poll5xx: number;
+  content5xx: number;
+  slowMs: number;
+  /** Duration override for this job, or null to use the simulator's jobMs. */
+  jobMs: number | null;
+}
+
+/** Upper bounds keep a typo such as `[sim:slow=99999999]` from hanging a socket for days. */
+const MAX_SLOW_MS = 10 * 60 * 1000;
+const MAX_JOB_MS = 24 * 3600 * 1000;
+const MAX_COUNT = 1_000_000;
+
+const MARKER = /\[sim:([a-z0-9-]+)(?:=(\d{1,9}))?\]/gi;
+
+export function parseMarkers(text: string): Markers {
+  const m: Markers = {
+    fail: false, reject: false, filtered: false,
+    drop: 0, submit429: 0, submit5xx: 0, dropAfterCreate: 0,
+    poll429: 0, poll5xx: 0, content5xx: 0, slowMs: 0, jobMs: null,
+  };
+  // Cheap pre-check: almost every prompt in a load test has no marker at all.
+  if (!text.includes('[sim:') && !text.includes('[SIM:')) return m;
+  for (const match of text.matchAll(MARKER)) {
+    const name = (match[1] ?? '').toLowerCase();
+    const raw = match[2];
+    const n = raw === undefined ? 0 : Math.min(Number(raw), MAX_COUNT);
+    switch (name) {
+      case 'fail': m.fail = true; break;
+      case 'reject': m.reject = true; break;
+      case 'filtered': m.filtered = true; break;
+      case 'drop': m.drop = n; break;
+      case 'submit-429': m.submit429 = n; break;
+      case 'submit-5xx': m.submit5xx = n; break;
+      case 'drop-after-create': m.dropAfterCreate = n; break;
+      case 'poll-429': m.poll429 = n; break;
+      case 'poll-5xx': m.poll5xx = n; break;
+      case 'content-5xx': m.content5xx = n; break;
+      case 'slow': m.slowMs = Math.min(n, MAX_SLOW_MS); break;
+      case 'ms': if (raw !== undefined) m.jobMs = Math.min(n, MAX_JOB_MS); break;
+      default: break; // unknown markers are ignored, like any other prompt text
+    }
+  }
+  return m;
+}
+
+/** True when a create needs an attempt counter, i.e. its outcome depends on earlier attempts. */
+export function hasSubmitFaults(m: Markers): boolean {
+  return m.drop + m.submit429 + m.submit5xx + m.dropAfterCreate > 0;
+}
+
+export type SubmitFault = 'drop' | 'submit-429' | 'submit-500' | 'submit-503' | 'drop-after-create';
+
+/**
+ * The fault for the `attempt`-th (1-based) create of one marker string. Faults are consumed in a
+ * fixed order, each for its own count of attempts: drop, then 429, then 5xx, then drop-after-create.
+ * With a single marker this is exactly "the first N attempts"; combining markers chains scenarios
+ * (e.g. `[sim:drop=1][sim:submit-429=1]`: attempt 1 dropped, attempt 2 gets 429, attempt 3 succeeds).
+ */
+export function submitFault(m: Markers, attempt: number): SubmitFault | null {
+  let k = attempt;
+  if (k <= m.drop) return 'drop';
+  k -= m.drop;
+  if (k <= m.submit429) return 'submit-429';
+  k -= m.submit429;
+  // Alternating 500/503 makes clients prove they retry both.
+  if (k <= m.submit5xx) return k % 2 === 1 ? 'submit-500' : 'submit-503';
+  k -= m.submit5xx;
+  if (k <= m.dropAfterCreate) return 'drop-after-create';
+  return null;
+}
+
+/** Fault for the `read`-th (1-based) status read of a job: first its 429s, then its 503s. */
+export function pollFault(poll429: number, poll5xx: number, read: number): 'poll-429' | 'poll-5xx' | null {
+  if (read <= poll429) return 'poll-429';
+  if (read <= poll429 + poll5xx) return 'poll-5xx';
+  return null;
+}
+
+/**
+ * Per-key attempt counters for creates. Keys are the route plus the exact marker-bearing string,
+ * so tests using different prompts never share a counter. Only strings that carry submit-fault
+ * markers are counted, so ordinary traffic adds nothing here.
+ */
+export class AttemptCounters {
+  private readonly counts = new Map<string, number>();
+
+  /** Records one more attempt and returns its 1-based number. */
+  next(route: string, text: string): number {
+    const key = `${route}\n${text}`;
+    const n = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, n);
+    return n;
+  }
+
+  reset(): void {
+    this.counts.clear();
+  }
+}
+
+export type RandomFault = 'random-429' | 'random-500' | 'random-503' | 'random-drop';
+const RANDOM_KINDS: readonly RandomFault[] = ['random-429', 'random-500', 'random-503', 'random-drop'];
+
+/** With probability `rate`, one of the four random faults (equally likely); otherwise null. */
+export function randomFault(rate: number, random: () => number = Math.random): RandomFault | null {
+  if (rate <= 0) return null;
+  if (random() >= rate) return null;
+  return RANDOM_KINDS[Math.floor(random() * RANDOM_KINDS.length)] ?? 'random-500';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gates used by the protocol modules (errors come out in the calling module's shape via ctx.error)
+// ---------------------------------------------------------------------------------------------
+
+export type SubmitGate = { reply: Reply } | { dropAfterCreate: boolean };
+
+/**
+ * Decides the fate of one create attempt before anything is created. `text` is the marker-bearing
+ * string (prompt or character name); the counter scope is the route plus that exact text.
+ */
+export function gateSubmit(ctx: Ctx, text: string, m: Markers): SubmitGate {
+  if (!hasSubmitFaults(m)) return { dropAfterCreate: false };
+  const fault = submitFault(m, ctx.sim.attempts.next(ctx.route, text));
+  if (fault === null) return { dropAfterCreate: false };
+  ctx.sim.stats.fault(fault === 'submit-500' || fault === 'submit-503' ? 'submit-5xx' : fault);
+  switch (fault) {
+    case 'drop':
+      return { reply: { kind: 'drop' } };
+    case 'submit-429':
+      return { reply: ctx.error(429, 'Rate limit exceeded, please retry later (simulated by [sim:submit-429]).', { headers: { 'retry-after': '1' } }) };
+    case 'submit-500':
+      return { reply: ctx.error(500, 'Internal error while submitting (simulated by [sim:submit-5xx]).') };
+    case 'submit-503':
+      return { reply: ctx.error(503, 'Service temporarily unavailable (simulated by [sim:submit-5xx]).') };
+    case 'drop-after-create':
+      return { dropAfterCreate: true };
+  }
+}
+
+/** Wraps the success reply of a create with the `[sim:slow]` delay and `[sim:drop-after-create]`. */
+export function finishCreate(ctx: Ctx, m: Markers, reply: Reply, dropAfterCreate: boolean): Reply {
+  if (m.slowMs > 0) ctx.sim.stats.fault('slow');
+  if (dropAfterCreate) return { kind: 'drop', created: reply, delayMs: m.slowMs };
+  return { ...reply, delayMs: m.slowMs };
+}
+
+/** Counts the outcome markers of a job that was just accepted. */
+export function countOutcome(ctx: Ctx, job: Job): void {
+  if (job.outcome !== 'success') ctx.sim.stats.fault(job.outcome);
+}
+
+/** `[sim:poll-429=N]` / `[sim:poll-5xx=N]`: the job's first status reads fail. */
+export function gatePoll(ctx: Ctx, job: Job): Reply | null {
+  const total = job.poll429 + job.poll5xx;
+  if (job.pollReads >= total) return null; // also keeps the counter bounded once the faults are spent
+  job.pollReads += 1;
+  const fault = pollFault(job.poll429, job.poll5xx, job.pollReads);
+  if (fault === null) return null;
+  ctx.sim.stats.fault(fault);
+  return fault === 'poll-429'
+    ? ctx.error(429, 'Too many requests polling this job (simulated by [sim:poll-429]).', { headers: { 'retry-after': '1' } })
+    : ctx.error(503, 'Service temporarily unavailable (simulated by [sim:poll-5xx]).');
+}
+
+/** `[sim:content-5xx=N]`: the job's first content downloads answer 503. */
+export function gateContent(ctx: Ctx, job: Job): Reply | null {
+  if (job.contentReads >= job.content5xx) return null;
+  job.contentReads += 1;
+  ctx.sim.stats.fault('content-5xx');
+  return ctx.error(503, 'Service temporarily unavailable while reading content (simulated by [sim:content-5xx]).');
+}

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/**
+ * Gateway storage for finished videos and uploaded inputs: a local directory by default
+ * (shared by API and worker through a volume when they run apart). Writes go to a
+ * temporary name and are renamed into place, so a reader never sees half a file and a
+ * retried download simply replaces it.
+ */
+export class BlobStore {
+  constructor(readonly root: string) {
+    fs.mkdirSync(root, { recursive: true });
+  }
+
+  private resolve(key: string): string {
+    if (!/^[A-Za-z0-9._%-]+(\/[A-Za-z0-9._%-]+)*$/.test(key) || key.split('/').some((p) => p === '..' || p === '.')) {
+      throw new Error(`invalid storage key`);
+    }
+    return path.join(this.root, key);
+  }
+
+  async write(
+    key: string,
+    source: Readable | Buffer,
+    opts: { maxBytes?: number; onProgress?: (bytes: number) => void } = {},
+  ): Promise<number> {
+    const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
+    const onProgress = opts.onProgress;
+    const file = this.resolve(key);
+    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.part-${randomBytes(6).toString('hex')}`;
+    let bytes = 0;
+    const input = Buffer.isBuffer(source) ? Readable.from([source]) : source;
+    try {
+      await pipeline(
+        input,
+        async function* count(chunks: AsyncIterable<Buffer>) {
+          for await (const chunk of chunks) {
+            bytes += chunk.length;
+            if (bytes > maxBytes) throw new Error(`content exceeds ${maxBytes} bytes`);
+            onProgress?.(bytes);
+            yield chunk;
+          }
+        },
+        fs.createWriteStream(tmp),
+      );
+      await fs.promises.rename(tmp, file);
+      return bytes;
+    } catch (err) {
+      await fs.promises.rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async read(key: string): Promise<Buffer> {
+    return fs.promises.readFile(this.resolve(key));
+  }
+
+  async size(key: string): Promise<number | null> {
+    try {
+      return (await fs.promises.stat(this.resolve(key))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  /** Reads [start, end] inclusive. */
+  stream(key: string, start?: number, end?: number): fs.ReadStream {
+    return fs.createReadStream(this.resolve(key), { start, end });
+  }
+
+  async head(key: string, length: number): Promise<Buffer> {
+    const handle = await fs.promises.open(this.resolve(key), 'r');
+    try {
+      const buf = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(buf, 0, length, 0);
+      return buf.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+/** `vidgen3:123-abc` -> `vidgen3/123-abc`: readable, and safe in file names and URLs. */
+function taskPath(taskId: string): string {
+  return taskId.replace(':', '/');
+}
+
+export const storageKeys = {
+  video: (taskId: string) => `videos/${taskPath(taskId)}.mp4`,
+  input: (taskId: string, index: number, ext: string) => `inputs/${taskPath(taskId)}/${index}.${ext}`,
+};

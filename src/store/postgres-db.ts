@@ -1,0 +1,47 @@
+import pg from 'pg';
+import type { Db, Sql } from './db';
+
+export async function openPostgresDb(url: string, maxConnections = 10): Promise<Db> {
+  const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000 });
+  // An idle client dropped by the server must not take the process down.
+  pool.on('error', () => undefined);
+  await pool.query('select 1');
+  const listeners: pg.Client[] = [];
+  const asSql = (q: pg.Pool | pg.PoolClient): Sql => ({
+    async query<R extends object>(text: string, params: readonly unknown[] = []) {
+      return (await q.query<R>(text, [...params])).rows;
+    },
+  });
+  return {
+    kind: 'postgres',
+    ...asSql(pool),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const result = await fn(asSql(client));
+        await client.query('commit');
+        return result;
+      } catch (err) {
+        await client.query('rollback').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, onNotify) {
+      const client = new pg.Client({ connectionString: url });
+      client.on('error', () => undefined);
+      await client.connect();
+      client.on('notification', (n) => {
+        if (n.channel === channel) onNotify(n.payload ?? '');
+      });
+      await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+      listeners.push(client);
+    },
+    async close() {
+      await Promise.all(listeners.map((c) => c.end().catch(() => undefined)));
+      await pool.end();
+    },
+  };
+}

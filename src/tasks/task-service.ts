@@ -1,0 +1,134 @@
+/**
+ * Starts task workflows and reads their state. Every Temporal call has a deadline, so a
+ * missing server becomes a 503 in seconds and a missing worker never hangs a status read.
+ *
+ * Reads: a running task answers the `state` query (live progress); the query carries
+ * NOT_OPEN so a closed task is refused by the server instead of replayed on a worker, and
+ * is then read from its memo (written by the workflow at every change) and cached, since a
+ * finished task never changes. With no worker polling, the query times out and the memo
+ * answers; for a while after that, reads go to the memo directly.
+ */
+import {
+  Client,
+  QueryRejectedError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Connection,
+} from '@temporalio/client';
+import { ServiceUnavailableError } from '../api/errors';
+import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
+import { STATE_QUERY, type VideoTaskInput } from '../workflows/video-task-types';
+import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
+
+export interface TaskServiceOptions {
+  namespace: string;
+  taskQueue: string;
+  rpcTimeoutMs: number;
+  queryTimeoutMs: number;
+}
+
+const CLOSED_CACHE_MAX = 20_000;
+/** After a query times out (no worker), skip queries this long and read memos. */
+const WORKER_DOWN_BACKOFF_MS = 5_000;
+
+export class TaskService {
+  readonly client: Client;
+  private readonly closed = new Map<string, TaskState>();
+  private queriesPausedUntil = 0;
+
+  constructor(
+    readonly connection: Connection,
+    private readonly opts: TaskServiceOptions,
+  ) {
+    this.client = new Client({ connection, namespace: opts.namespace, workflow: { queryRejectCondition: 'NOT_OPEN' } });
+  }
+
+  private rpc<T>(fn: () => Promise<T>, timeoutMs = this.opts.rpcTimeoutMs): Promise<T> {
+    return this.connection.withDeadline(Date.now() + timeoutMs, fn);
+  }
+
+  async start(request: TaskRequest): Promise<TaskState> {
+    const state = initialState(request);
+    const input: VideoTaskInput = { request };
+    try {
+      await this.rpc(() =>
+        this.client.workflow.start('videoTaskWorkflow', {
+          taskQueue: this.opts.taskQueue,
+          workflowId: request.taskId,
+          args: [input],
+          memo: { state },
+          typedSearchAttributes: [
+            { key: SA_MODEL, value: request.model },
+            { key: SA_OWNER, value: request.ownerId },
+            { key: SA_STATUS, value: state.status },
+          ],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
+      throw unavailable(err);
+    }
+    return state;
+  }
+
+  /** The task's state, or null when it does not exist or belongs to another key. */
+  async get(id: string, ownerId: string): Promise<TaskState | null> {
+    const state = await this.read(id);
+    return state && state.ownerId === ownerId ? state : null;
+  }
+
+  private async read(id: string): Promise<TaskState | null> {
+    const cached = this.closed.get(id);
+    if (cached) return cached;
+    const handle = this.client.workflow.getHandle(id);
+    if (Date.now() >= this.queriesPausedUntil) {
+      try {
+        return await this.rpc(() => handle.query<TaskState>(STATE_QUERY), this.opts.queryTimeoutMs);
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return null;
+        if (!(err instanceof QueryRejectedError)) this.queriesPausedUntil = Date.now() + WORKER_DOWN_BACKOFF_MS;
+      }
+    }
+    return this.readMemo(id);
+  }
+
+  private async readMemo(id: string): Promise<TaskState | null> {
+    let description;
+    try {
+      description = await this.rpc(() => this.client.workflow.getHandle(id).describe());
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return null;
+      throw unavailable(err);
+    }
+    const memoState = description.memo?.state as TaskState | undefined;
+    if (!memoState) return null;
+    const status = description.status.name;
+    if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return memoState;
+    // Closed: the memo holds the final state, unless the run was stopped from outside.
+    const state: TaskState = isTerminal(memoState.status)
+      ? memoState
+      : {
+          ...memoState,
+          status: 'failed',
+          statusUpdateTime: Math.floor((description.closeTime?.getTime() ?? Date.now()) / 1000),
+          error: { code: 'aborted', message: `The task's workflow ended as ${status.toLowerCase()}.` },
+        };
+    this.remember(id, state);
+    return state;
+  }
+
+  private remember(id: string, state: TaskState): void {
+    if (this.closed.size >= CLOSED_CACHE_MAX) this.closed.delete(this.closed.keys().next().value ?? '');
+    this.closed.set(id, state);
+  }
+}
+
+function unavailable(err: unknown): ServiceUnavailableError {
+  const detail = err instanceof Error ? err.message.split('\n')[0] : 'unknown error';
+  return new ServiceUnavailableError(
+    `The task service is unavailable (Temporal did not answer: ${detail}). Retry in a few seconds.`,
+    'temporal_unavailable',
+  );
+}

@@ -1,0 +1,100 @@
+/**
+ * The canonical task: one request shape and one state shape that every endpoint
+ * family maps from and to. Pure types and functions only; imported by workflow code.
+ */
+import type { VideoEndpoint, VideoFamily } from '../catalog/models';
+
+export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed';
+
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed'];
+
+/** A reference image: a URL the worker fetches (guarded), or bytes the API already stored. */
+export type ImageRef =
+  | { kind: 'url'; url: string }
+  | { kind: 'stored'; key: string; mimeType: string; bytes: number };
+
+export interface CharacterSource {
+  url: string;
+  /** `<start>,<end>` in seconds, already validated (1-3 s span). */
+  timestamps?: string;
+}
+
+export interface TaskRequest {
+  taskId: string;
+  ownerId: string;
+  model: string;
+  family: VideoFamily;
+  /** The endpoint family that created the task; views of other families still read it. */
+  endpoint: VideoEndpoint;
+  prompt: string;
+  enhancePrompt: boolean;
+  enableUpsample: boolean;
+  aspectRatio?: '16:9' | '9:16';
+  images: ImageRef[];
+  /** Output dimensions `WxH`, resolved from orientation/size or given directly. */
+  size?: string;
+  seconds?: number;
+  watermark: boolean;
+  private: boolean;
+  character?: CharacterSource;
+  /** Unix ms. */
+  createdAt: number;
+  /** How long the task may take before it fails as timed out. */
+  deadlineMs?: number;
+}
+
+export interface TaskError {
+  /** Machine-readable cause: upstream_rejected, upstream_failed, content_filtered, timeout, ... */
+  code: string;
+  message: string;
+}
+
+export interface StoredVideo {
+  key: string;
+  contentType: string;
+  bytes: number;
+}
+
+export interface TaskState {
+  id: string;
+  ownerId: string;
+  model: string;
+  family: VideoFamily;
+  endpoint: VideoEndpoint;
+  status: TaskStatus;
+  /** 0-100, never decreases. */
+  progress: number;
+  enhancedPrompt: string;
+  size?: string;
+  seconds?: number;
+  /** Unix seconds. */
+  createdAt: number;
+  /** Unix seconds of the last status change. */
+  statusUpdateTime: number;
+  /** The provider's own job id, kept so a failure can be reported to the provider. */
+  upstream?: { channel: string; jobId: string };
+  video?: StoredVideo;
+  error?: TaskError;
+}
+
+export function initialState(req: TaskRequest): TaskState {
+  const seconds = Math.floor(req.createdAt / 1000);
+  return {
+    id: req.taskId,
+    ownerId: req.ownerId,
+    model: req.model,
+    family: req.family,
+    endpoint: req.endpoint,
+    status: 'pending',
+    progress: 0,
+    enhancedPrompt: req.prompt,
+    size: req.size,
+    seconds: req.seconds,
+    createdAt: seconds,
+    statusUpdateTime: seconds,
+  };
+}
+
+export function isTerminal(status: TaskStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}

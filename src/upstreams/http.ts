@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/**
+ * How an upstream call went wrong decides what the workflow does: `retryable` (429, 5xx,
+ * network) is retried with backoff; `rejected` (other 4xx) fails the task with the
+ * provider's own reason, since sending the same request again cannot succeed.
+ */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'retryable' | 'rejected',
+    readonly status?: number,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+const errorBody = z.object({
+  error: z.union([
+    z.object({ message: z.string().optional(), status: z.string().optional(), code: z.unknown().optional() }),
+    z.string(),
+  ]),
+});
+
+function reasonOf(text: string): string {
+  try {
+    const parsed = errorBody.safeParse(JSON.parse(text));
+    if (parsed.success) {
+      const e = parsed.data.error;
+      if (typeof e === 'string') return e;
+      if (e.message) return e.message;
+    }
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return text.slice(0, 300) || 'no error message';
+}
+
+function retryAfterMs(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
+}
+
+/** fetch with a deadline; any non-2xx becomes an UpstreamError carrying the provider's reason. */
+export async function upstreamFetch(what: string, url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    throw new UpstreamError(`${what}: connection failed (${cause})`, 'retryable');
+  }
+  if (res.ok || (res.status >= 300 && res.status < 400 && init.redirect === 'manual')) return res;
+  const text = await res.text().catch(() => '');
+  throw new UpstreamError(
+    `${what}: HTTP ${res.status}: ${reasonOf(text)}`,
+    isRetryableStatus(res.status) ? 'retryable' : 'rejected',
+    res.status,
+    retryAfterMs(res.headers.get('retry-after')),
+  );
+}
+
+export async function readJson<T extends z.ZodType>(what: string, res: Response, schema: T): Promise<z.output<T>> {
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch {
+    throw new UpstreamError(`${what}: response is not JSON`, 'retryable', res.status);
+  }
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw new UpstreamError(`${what}: unexpected response shape (${parsed.error.issues[0]?.message ?? 'invalid'})`, 'retryable', res.status);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,43 @@
+import type { VideoChannel } from '../../config/channels';
+import type { UpstreamTimeouts } from '../video-clients';
+import { readJson, upstreamFetch } from '../http';
+import type { DownloadRef, PollResult, SubmitInput, VideoUpstream } from '../video-upstream';
+import { fromOpenAiVideo, openAiCharacter, openAiVideo, toVideoForm } from './mapping';
+
+export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTimeouts): VideoUpstream {
+  const timeoutMs = timeouts.requestMs;
+  const auth = { authorization: `Bearer ${channel.apiKey}` };
+  const contentUrl = (id: string) => `${channel.baseUrl}/v1/videos/${encodeURIComponent(id)}/content`;
+  return {
+    async submit(input: SubmitInput) {
+      // The idempotency key makes a retried create after a lost response return the same
+      // job instead of starting (and billing) a second one.
+      const res = await upstreamFetch(
+        'videos create',
+        `${channel.baseUrl}/v1/videos`,
+        { method: 'POST', headers: { ...auth, 'idempotency-key': `${input.taskId}:submit` }, body: toVideoForm(input, channel.sendExtensions) },
+        timeoutMs,
+      );
+      return (await readJson('videos create', res, openAiVideo)).id;
+    },
+
+    async poll(jobId: string): Promise<PollResult> {
+      const res = await upstreamFetch('videos retrieve', `${channel.baseUrl}/v1/videos/${encodeURIComponent(jobId)}`, { headers: auth }, timeouts.pollMs);
+      return fromOpenAiVideo(await readJson('videos retrieve', res, openAiVideo), contentUrl(jobId));
+    },
+
+    async download(ref: DownloadRef) {
+      return upstreamFetch('videos content', ref.url, { headers: auth }, timeoutMs);
+    },
+
+    async createCharacter(name: string, clip: Buffer, timestamps?: string) {
+      const form = new FormData();
+      form.set('name', name);
+      form.set('video', new Blob([new Uint8Array(clip)], { type: 'video/mp4' }), 'character.mp4');
+      if (timestamps && channel.sendExtensions) form.set('timestamps', timestamps);
+      const res = await upstreamFetch('characters create', `${channel.baseUrl}/v1/videos/characters`, { method: 'POST', headers: auth, body: form }, timeoutMs);
+      const body = await readJson('characters create', res, openAiCharacter);
+      return { id: body.id, name: body.name ?? name };
+    },
+  };
+}

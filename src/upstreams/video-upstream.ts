@@ -1,0 +1,41 @@
+import type { TaskError } from '../tasks/task';
+
+/** What one poll of an upstream job says, in the gateway's terms. */
+export type PollResult =
+  | { phase: 'queued' | 'running'; progress: number | null }
+  | { phase: 'succeeded'; download: DownloadRef }
+  | { phase: 'failed'; error: TaskError };
+
+/** Where the finished file is; `authorized` means the request must carry the channel key. */
+export interface DownloadRef {
+  url: string;
+}
+
+export interface LoadedImage {
+  mimeType: string;
+  bytes: Buffer;
+}
+
+export interface SubmitInput {
+  taskId: string;
+  upstreamModel: string;
+  prompt: string;
+  images: LoadedImage[];
+  aspectRatio?: '16:9' | '9:16';
+  imageRole: 'first-frame' | 'first-last-frame' | 'components';
+  seconds?: number;
+  size?: string;
+  enableUpsample: boolean;
+  watermark: boolean;
+  private: boolean;
+  characterIds: string[];
+}
+
+export interface VideoUpstream {
+  /** Starts the upstream job; returns the provider's job id. */
+  submit(input: SubmitInput): Promise<string>;
+  poll(jobId: string): Promise<PollResult>;
+  /** The finished file as a streaming response (redirects followed, key not leaked to them). */
+  download(ref: DownloadRef): Promise<Response>;
+  createCharacter?(name: string, clip: Buffer, timestamps?: string): Promise<{ id: string; name: string }>;
+}

@@ -1,0 +1,164 @@
+/**
+ * One video task = one workflow (workflow id = public task id).
+ * plan channel -> (enhance prompt) -> (create character) -> submit -> poll on durable timers
+ * -> store the file in gateway storage -> completed. Any terminal failure -> failed with a reason.
+ * Deterministic: all I/O is in activities; state is published as memo + search attributes
+ * (readable with no worker running) and answered live by the `state` query.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  continueAsNew,
+  defineQuery,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { VideoActivities } from '../activities/video-activities';
+import { SA_STATUS } from '../temporal/search-attributes';
+import { initialState, type TaskError, type TaskState } from '../tasks/task';
+import { estimateProgress, nextProgress } from './progress';
+import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type VideoTaskInput } from './video-task-types';
+
+export const stateQuery = defineQuery<TaskState>(STATE_QUERY);
+
+const NON_RETRYABLE = Object.values(FAILURE_TYPES);
+
+const { planChannel } = proxyLocalActivities<VideoActivities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '500ms', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+/**
+ * Activity stubs with explicit timeouts; the backoff of upstream retries comes from the
+ * worker's configuration through the plan (recorded in history, so replay sees the same).
+ */
+function upstreamActivities(plan: ChannelPlan) {
+  const retry = {
+    initialInterval: plan.retryInitialMs,
+    backoffCoefficient: 2,
+    maximumInterval: plan.retryMaxMs,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  };
+  return {
+    // Stubs are proxies with no own keys, so each is picked by name rather than spread.
+    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '90s', retry: { ...retry, maximumAttempts: 4 } }), 'enhancePrompt'),
+    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', scheduleToCloseTimeout: '1h', retry }), 'submitVideo', 'createCharacter'),
+    // A provider outage longer than 2 h fails the task rather than polling forever; a short
+    // start-to-close means a worker that died mid-poll is noticed in seconds.
+    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '30s', scheduleToCloseTimeout: '2h', retry }), 'pollVideo'),
+    ...pick(
+      proxyActivities<VideoActivities>({
+        startToCloseTimeout: '15m',
+        heartbeatTimeout: '45s',
+        scheduleToCloseTimeout: '2h',
+        retry: { ...retry, maximumAttempts: 20 },
+      }),
+      'storeVideo',
+    ),
+  };
+}
+
+function pick<T extends object, K extends keyof T>(source: T, ...keys: K[]): Pick<T, K> {
+  const out = {} as Pick<T, K>;
+  for (const k of keys) out[k] = source[k];
+  return out;
+}
+
+/** Task deadline from submit to a stored file, when the request carries none. */
+const DEFAULT_DEADLINE_MS = 3 * 60 * 60 * 1000;
+
+export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskState> {
+  const { request } = input;
+  let state: TaskState = input.resume?.state ?? initialState(request);
+  setHandler(stateQuery, () => state);
+
+  const publish = (patch: Partial<TaskState>): void => {
+    const statusChanged = patch.status !== undefined && patch.status !== state.status;
+    state = { ...state, ...patch };
+    if (statusChanged) {
+      state.statusUpdateTime = Math.floor(Date.now() / 1000);
+      upsertSearchAttributes([{ key: SA_STATUS, value: state.status }]);
+    }
+    upsertMemo({ state });
+  };
+
+  try {
+    let plan: ChannelPlan;
+    let jobId: string;
+    let submittedAt: number;
+    if (input.resume) {
+      ({ plan, jobId, submittedAt } = input.resume);
+    } else {
+      plan = await planChannel({ model: request.model });
+      const { enhancePrompt, createCharacter, submitVideo } = upstreamActivities(plan);
+      let prompt = request.prompt;
+      if (request.enhancePrompt) {
+        prompt = await enhancePrompt({ prompt: request.prompt }).catch(() => request.prompt);
+        publish({ enhancedPrompt: prompt });
+      }
+      const characterIds: string[] = [];
+      if (request.character) {
+        const character = await createCharacter({ taskId: request.taskId, channel: plan.channel, source: request.character });
+        characterIds.push(character.id);
+      }
+      jobId = await submitVideo({ request, plan, prompt, characterIds });
+      submittedAt = Date.now();
+      publish({ upstream: { channel: plan.channel, jobId } });
+    }
+
+    const { pollVideo, storeVideo } = upstreamActivities(plan);
+    const deadline = request.createdAt + (request.deadlineMs ?? DEFAULT_DEADLINE_MS);
+    for (;;) {
+      if (Date.now() > deadline) {
+        throw ApplicationFailure.nonRetryable('The task did not finish before its deadline.', 'TaskTimeout');
+      }
+      await sleep(plan.pollMs);
+      const result = await pollVideo({ channel: plan.channel, jobId });
+      if (result.phase === 'failed') return fail(result.error);
+      if (result.phase === 'succeeded') {
+        const video = await storeVideo({ taskId: request.taskId, channel: plan.channel, download: result.download });
+        publish({ status: 'completed', progress: 100, video });
+        return state;
+      }
+      const progress = nextProgress(state.progress, result.progress, estimateProgress(Date.now() - submittedAt, plan.expectedJobMs));
+      const status = result.phase === 'running' ? 'processing' : state.status;
+      if (progress !== state.progress || status !== state.status) publish({ progress, status });
+      if (workflowInfo().continueAsNewSuggested) {
+        await continueAsNew<typeof videoTaskWorkflow>({ request, resume: { state, plan, jobId, submittedAt } });
+      }
+    }
+  } catch (err) {
+    const error = taskErrorOf(err);
+    if (!error) throw err;
+    return fail(error);
+  }
+
+  function fail(error: TaskError): TaskState {
+    publish({ status: 'failed', error });
+    return state;
+  }
+}
+
+/** The reason a task failed, from the activity failure that ended it; null for anything else (cancellation, continue-as-new). */
+function taskErrorOf(err: unknown): TaskError | null {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const code =
+      cause.type === FAILURE_TYPES.upstreamRejected ? 'upstream_rejected'
+      : cause.type === FAILURE_TYPES.inputRejected ? 'invalid_input'
+      : cause.type === FAILURE_TYPES.noChannel ? 'no_channel'
+      : cause.type === 'TaskTimeout' ? 'timeout'
+      : 'upstream_unavailable';
+    return { code, message: cause.message };
+  }
+  if (err instanceof ActivityFailure) {
+    // Retries exhausted or the activity timed out: the provider stayed unreachable.
+    return { code: 'upstream_unavailable', message: `The provider could not be reached: ${cause instanceof Error ? cause.message : 'timeout'}` };
+  }
+  return null;
+}

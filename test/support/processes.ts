@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+export const TEST_DATA = path.join(ROOT, '.test-data');
+
+export interface Child {
+  proc: ChildProcess;
+  exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after graceMs. */
+  stop(graceMs?: number): Promise<number | null>;
+  kill(): Promise<number | null>;
+}
+
+/** Runs a compiled entry point (dist/...) with env, its output appended to a log file. */
+export function runNode(entry: string, env: Record<string, string>, logName: string): Child {
+  fs.mkdirSync(TEST_DATA, { recursive: true });
+  const log = fs.openSync(path.join(TEST_DATA, `${logName}.log`), 'a');
+  const proc = spawn(process.execPath, [path.join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', log, log],
+  });
+  fs.closeSync(log);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  const stop = async (graceMs = 10_000) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return exited;
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  const kill = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    return exited;
+  };
+  return { proc, exited, stop, kill };
+}
