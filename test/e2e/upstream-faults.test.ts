@@ -15,12 +15,12 @@ beforeAll(async () => {
   gw = await startGateway({ env: { UPSTREAM_RETRY_INITIAL_MS: '100', UPSTREAM_RETRY_MAX_MS: '400' } });
   key = await gw.issueKey('faults');
   temporal = new Client({ connection: await Connection.connect({ address: e2eEnv().temporalAddress }) });
-});
+}, 120_000);
 
 afterAll(async () => {
   await gw?.stop();
   await temporal?.connection.close();
-});
+}, 120_000);
 
 const unique = () => Math.random().toString(36).slice(2, 10);
 

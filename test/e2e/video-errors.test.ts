@@ -14,11 +14,11 @@ const BODY_LIMIT = 64 * 1024;
 beforeAll(async () => {
   gw = await startGateway({ noWorker: true, env: { MAX_JSON_BODY_BYTES: String(BODY_LIMIT), FETCH_ALLOW_PRIVATE: 'false' } });
   key = await gw.issueKey('errors');
-});
+}, 120_000);
 
 afterAll(async () => {
   await gw?.stop();
-});
+}, 120_000);
 
 interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -37,7 +37,7 @@ function expectError(res: { status: number; body: unknown }, status: number, par
 const create = (json: unknown) => call(`${gw.url}/v1/video/create`, { key, json });
 const png = `data:image/png;base64,${THUMBNAIL_PNG.toString('base64')}`;
 
-test.each<[string, unknown, string | null, RegExp?]>([
+const invalidBodies: [string, unknown, string | null, RegExp?][] = [
   ['missing prompt', { model: 'vidgen3' }, 'prompt', /Missing required parameter/],
   ['empty prompt', { model: 'vidgen3', prompt: '   ' }, 'prompt'],
   ['missing model', { prompt: 'x' }, 'model'],
@@ -72,7 +72,10 @@ test.each<[string, unknown, string | null, RegExp?]>([
   ['character_timestamps without character_url', { model: 'motion-2', prompt: 'x', images: [], character_timestamps: '0,2' }, 'character_timestamps'],
   ['an unknown parameter', { model: 'vidgen3', prompt: 'x', aspectRatio: '16:9' }, 'aspectRatio', /Unrecognized/],
   ['a JSON array body', [1, 2], null],
-])('400 for %s', async (_name, json, param, message) => {
+];
+
+// Every row has four cells: jest hands a missing last one to the test as its `done` callback.
+test.each(invalidBodies.map(([name, json, param, message]) => [name, json, param, message ?? null] as const))('400 for %s', async (_name, json, param, message) => {
   const err = expectError(await create(json), 400, param);
   expect(err.type).toBe('invalid_request_error');
   if (message) expect(err.message).toMatch(message);

@@ -25,13 +25,13 @@ beforeAll(async () => {
   await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', r));
   imageUrl = `http://127.0.0.1:${(imageServer.address() as AddressInfo).port}/ref.png`;
   temporal = new Client({ connection: await Connection.connect({ address: e2eEnv().temporalAddress }) });
-});
+}, 120_000);
 
 afterAll(async () => {
   await gw?.stop();
   imageServer?.close();
   await temporal?.connection.close();
-});
+}, 120_000);
 
 async function upstreamJob(taskId: string): Promise<Record<string, unknown>> {
   const description = await temporal.workflow.getHandle(taskId).describe();

@@ -11,11 +11,11 @@ let key: string;
 beforeAll(async () => {
   gw = await startGateway({ env: { STATUS_QUERY_TIMEOUT_MS: '800' } });
   key = await gw.issueKey('restart');
-});
+}, 120_000);
 
 afterAll(async () => {
   await gw?.stop();
-});
+}, 120_000);
 
 test('worker killed mid-task: reads still answer, the task completes after a restart', async () => {
   const created = await createTask(gw.url, key, { model: 'motion-2-pro', prompt: 'a long take [sim:ms=4000]', images: [], duration: 15 });

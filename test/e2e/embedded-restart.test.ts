@@ -1,0 +1,71 @@
+/**
+ * `npm start`'s process (dist/src/main.js): embedded Temporal dev server + worker + API.
+ * SIGTERM stops every child; starting again on the same DATA_DIR resumes the task in flight.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createTask, queryTask, waitForTerminal } from '../support/client';
+import { freePort, waitFor } from '../support/ports';
+import { runNode, TEST_DATA, type Child } from '../support/processes';
+import { e2eEnv } from '../support/stack';
+
+const dataDir = path.join(TEST_DATA, 'embedded');
+let env: Record<string, string>;
+let main: Child | null = null;
+let run = 0;
+
+async function startMain(): Promise<string> {
+  const logName = `embedded-${++run}`;
+  main = runNode('dist/src/main.js', env, logName);
+  const logFile = path.join(TEST_DATA, `${logName}.log`);
+  await waitFor('banner', async () => fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('Try it:'), 90_000, 200);
+  return fs.readFileSync(logFile, 'utf8');
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+beforeAll(async () => {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  env = {
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    // An external simulator, so upstream jobs outlive the gateway's restart as a real provider's do.
+    SIMULATOR_URL: e2eEnv().simulatorUrl,
+    UPSTREAM_POLL_MS: '200',
+  };
+}, 120_000);
+
+afterAll(async () => {
+  await main?.stop();
+}, 120_000);
+
+test('first start prints a demo key; SIGTERM stops all; a restart resumes the task in flight', async () => {
+  const banner = await startMain();
+  const key = /Demo API key\s+(sk-\S+)/.exec(banner)?.[1];
+  expect(key).toBeDefined();
+  expect(banner).toMatch(/Admin token\s+\S+/);
+  const base = `http://127.0.0.1:${env.PORT}`;
+  expect((await fetch(`${base}/healthz`)).status).toBe(200);
+
+  const created = await createTask(base, key!, { model: 'motion-2', prompt: 'across a restart [sim:ms=5000]', images: [] });
+  await waitFor('processing', async () => (await queryTask(base, key!, created.id)).body.status === 'processing', 20_000);
+
+  expect(await main!.stop(20_000)).toBe(0);
+  expect(await portOpen(Number(env.TEMPORAL_DEV_PORT))).toBe(false);
+  expect(await portOpen(Number(env.PORT))).toBe(false);
+
+  const second = await startMain();
+  expect(second).not.toMatch(/Demo API key/);
+  const { final } = await waitForTerminal(base, key!, created.id, 90_000);
+  expect(final.status).toBe('completed');
+  expect((await fetch(final.video_url!)).status).toBe(200);
+});

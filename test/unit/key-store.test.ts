@@ -1,0 +1,97 @@
+/**
+ * The key store on both databases: the embedded one (PGlite) and PostgreSQL on
+ * 127.0.0.1:5432 (a throwaway database per run), through the same migrations.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { Db } from '../../src/store/db';
+import { openEmbeddedDb } from '../../src/store/embedded-db';
+import { KeyStore } from '../../src/store/keys';
+import { migrate } from '../../src/store/migrations';
+import { openPostgresDb } from '../../src/store/postgres-db';
+
+const PG_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+type Opened = { db: Db; cleanup: () => Promise<void> };
+
+async function embedded(): Promise<Opened> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-keys-'));
+  const db = await openEmbeddedDb(path.join(dir, 'db'));
+  return { db, cleanup: async () => (await db.close(), fs.rmSync(dir, { recursive: true, force: true })) };
+}
+
+async function postgres(): Promise<Opened> {
+  const name = `gw_test_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  const db = await openPostgresDb(url.href);
+  return {
+    db,
+    cleanup: async () => {
+      await db.close();
+      const a = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await a.connect();
+      await a.query(`drop database if exists ${name}`);
+      await a.end();
+    },
+  };
+}
+
+describe.each([
+  ['embedded (PGlite)', embedded],
+  ['PostgreSQL', postgres],
+])('%s', (_name, open) => {
+  let opened: Opened;
+  let keys: KeyStore;
+  beforeAll(async () => {
+    opened = await open();
+    expect(await migrate(opened.db)).toEqual([1]);
+    expect(await migrate(opened.db)).toEqual([]); // idempotent
+    keys = new KeyStore(opened.db);
+    await keys.start();
+  }, 60_000);
+  afterAll(async () => opened?.cleanup());
+
+  test('issued keys authenticate; only a hash is stored', async () => {
+    const issued = await keys.issue('alice');
+    expect(issued.key).toMatch(/^sk-[A-Za-z0-9_-]{43}$/);
+    expect((await keys.authenticate(issued.key))?.id).toBe(issued.id);
+    const rows = await opened.db.query<Record<string, unknown>>('select * from api_keys where id = $1', [issued.id]);
+    expect(JSON.stringify(rows)).not.toContain(issued.key);
+    expect(rows[0]?.key_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  test('unknown, malformed and revoked keys do not authenticate', async () => {
+    const issued = await keys.issue('bob');
+    expect(await keys.authenticate(issued.key.slice(0, -1) + (issued.key.endsWith('A') ? 'B' : 'A'))).toBeNull();
+    expect(await keys.authenticate('not-a-key')).toBeNull();
+    expect(await keys.authenticate(issued.key)).not.toBeNull(); // now cached
+    expect(await keys.revoke(issued.id)).toBe(true);
+    expect(await keys.authenticate(issued.key)).toBeNull();
+    expect(await keys.revoke(issued.id)).toBe(false);
+    expect((await keys.list()).map((k) => k.id)).not.toContain(issued.id);
+  });
+
+  test('a revocation by another process sharing the database reaches this cache', async () => {
+    const issued = await keys.issue('carol');
+    expect(await keys.authenticate(issued.key)).not.toBeNull();
+    // Another store instance on the same db stands in for another API replica.
+    const other = new KeyStore(opened.db);
+    await other.revoke(issued.id);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await keys.authenticate(issued.key)).toBeNull();
+  });
+});
+
+test('the embedded store refuses a second owner process', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-lock-'));
+  fs.writeFileSync(path.join(dir, 'db.lock'), String(process.ppid));
+  await expect(openEmbeddedDb(path.join(dir, 'db'))).rejects.toThrow(/in use by process/);
+  fs.rmSync(dir, { recursive: true, force: true });
+});

@@ -1,0 +1,81 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isTaskIdShape, newRemixTaskId, newTaskId, newVideoObjectId } from '../../src/catalog/task-id';
+import { FetchRejectedError, guardedFetch, isPrivateAddress } from '../../src/net/url-guard';
+import { UrlSigner } from '../../src/storage/signed-url';
+
+test.each([
+  ['127.0.0.1', true], ['10.1.2.3', true], ['172.20.0.1', true], ['192.168.1.1', true], ['169.254.169.254', true],
+  ['100.64.0.1', true], ['0.0.0.0', true], ['::1', true], ['fd00::1', true], ['fe80::1', true], ['::ffff:127.0.0.1', true],
+  ['8.8.8.8', false], ['1.1.1.1', false], ['2606:4700::1111', false], ['::ffff:8.8.8.8', false], ['not-an-ip', true],
+])('isPrivateAddress(%s) = %s', (address, expected) => {
+  expect(isPrivateAddress(address)).toBe(expected);
+});
+
+describe('guardedFetch', () => {
+  let server: http.Server;
+  let base: string;
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: '/file' });
+        return res.end();
+      }
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(Buffer.alloc(req.url === '/big' ? 5000 : 10, 1));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://localhost:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => server.close());
+
+  test('refuses a host that resolves to a private address', async () => {
+    await expect(guardedFetch(`${base}/file`, { allowPrivate: false, maxBytes: 1000, timeoutMs: 2000 })).rejects.toThrow(/private address/);
+  });
+  test('refuses a literal private address, and a redirect to one', async () => {
+    const literal = base.replace('localhost', '127.0.0.1');
+    await expect(guardedFetch(`${literal}/file`, { allowPrivate: false, maxBytes: 1000, timeoutMs: 2000 })).rejects.toBeInstanceOf(FetchRejectedError);
+  });
+  test('fetches when private addresses are allowed, following redirects', async () => {
+    const got = await guardedFetch(`${base}/redirect`, { allowPrivate: true, maxBytes: 1000, timeoutMs: 2000 });
+    expect(got.bytes.length).toBe(10);
+    expect(got.contentType).toBe('image/png');
+  });
+  test('stops at the size cap', async () => {
+    await expect(guardedFetch(`${base}/big`, { allowPrivate: true, maxBytes: 1000, timeoutMs: 2000 })).rejects.toThrow(/larger than 1000/);
+  });
+  test('refuses other schemes', async () => {
+    await expect(guardedFetch('file:///etc/passwd', { allowPrivate: true, maxBytes: 1000, timeoutMs: 2000 })).rejects.toThrow(/scheme/);
+  });
+});
+
+describe('signed links', () => {
+  const signer = new UrlSigner('secret', 'http://gw', 60);
+  const parts = (url: string) => {
+    const u = new URL(url);
+    return { key: decodeURIComponent(u.pathname.slice('/files/'.length)), expires: u.searchParams.get('expires') ?? '', sig: u.searchParams.get('signature') ?? '' };
+  };
+  test('a fresh link verifies; another key, a changed expiry or another secret does not', () => {
+    const p = parts(signer.sign('videos/a/b.mp4', 1_000_000));
+    expect(p.key).toBe('videos/a/b.mp4');
+    expect(signer.verify(p.key, p.expires, p.sig, 1_000_000)).toBe('ok');
+    expect(signer.verify('videos/a/c.mp4', p.expires, p.sig, 1_000_000)).toBe('invalid');
+    expect(signer.verify(p.key, String(Number(p.expires) + 1), p.sig, 1_000_000)).toBe('invalid');
+    expect(new UrlSigner('other', 'http://gw', 60).verify(p.key, p.expires, p.sig, 1_000_000)).toBe('invalid');
+    expect(signer.verify(p.key, undefined, p.sig)).toBe('invalid');
+  });
+  test('an old link is expired', () => {
+    const p = parts(signer.sign('videos/x.mp4', 1_000_000));
+    expect(signer.verify(p.key, p.expires, p.sig, 1_000_000 + 61_000)).toBe('expired');
+  });
+});
+
+test('task ids have the spec shapes and are recognised', () => {
+  const id = newTaskId('vidgen3.1-fast', 1795335070122);
+  expect(id).toMatch(/^vidgen3\.1-fast:1795335070122-[a-z0-9]{10}$/);
+  expect(newRemixTaskId('motion-2')).toMatch(/^motion-2:remix-\d+-[a-z0-9]{10}$/);
+  expect(newVideoObjectId()).toMatch(/^video_[0-9a-f-]{36}$/);
+  for (const good of [id, newRemixTaskId('motion-2'), newVideoObjectId()]) expect(isTaskIdShape(good)).toBe(true);
+  for (const bad of ['', '../x', 'vidgen3', 'vidgen3:abc-def', 'a'.repeat(300)]) expect(isTaskIdShape(bad)).toBe(false);
+  expect(newTaskId('motion-2')).not.toBe(newTaskId('motion-2'));
+});
