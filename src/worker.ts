@@ -3,6 +3,7 @@
  * against TEMPORAL_ADDRESS (scale-out); `npm start` runs it inside the embedded process.
  */
 import fs from 'node:fs';
+import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { chatModelEnhancer, passThroughEnhancer } from './activities/prompt-enhancer';
@@ -12,6 +13,7 @@ import { loadConfig, type Config } from './config/env';
 import { workflowBundlePath } from './config/paths';
 import { createLogger } from './log';
 import { BlobStore } from './storage/blob-store';
+import { ensureSearchAttributes } from './temporal/register-search-attributes';
 import { installTemporalRuntime } from './temporal/runtime';
 
 export async function createGatewayWorker(config: Config, logger: Logger, connection: NativeConnection): Promise<Worker> {
@@ -69,6 +71,9 @@ async function main(): Promise<void> {
   const logger = createLogger(config.env.LOG_LEVEL, 'worker');
   installTemporalRuntime(logger, true);
   const connection = await connectNative(config.temporalAddress, config.env.TEMPORAL_NAMESPACE, logger);
+  const client = await Connection.connect({ address: config.temporalAddress });
+  await ensureSearchAttributes(client, config.env.TEMPORAL_NAMESPACE, logger);
+  await client.close();
   const worker = await createGatewayWorker(config, logger, connection);
   const running = worker.run();
   logger.info({ taskQueue: config.env.TEMPORAL_TASK_QUEUE }, 'worker running');

@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
+import type { VideoChannel } from '../config/channels';
 import type { Config } from '../config/env';
 import type { BlobStore } from '../storage/blob-store';
 import type { UrlSigner } from '../storage/signed-url';
@@ -18,6 +19,7 @@ import { videoRoutes } from './routes/video';
 
 export interface ApiDeps {
   config: Config;
+  channels: readonly VideoChannel[];
   logger: Logger;
   keys: KeyStore;
   tasks: TaskService;

@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { loadVideoChannels } from '../config/channels';
 import { loadConfig, type Config } from '../config/env';
 import { createLogger } from '../log';
 import { BlobStore } from '../storage/blob-store';
@@ -44,9 +45,11 @@ export async function startApiServer(opts: {
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
     queryTimeoutMs: env.STATUS_QUERY_TIMEOUT_MS,
+    source: env.STATUS_SOURCE,
   });
   const app = createApp({
     config,
+    channels: loadVideoChannels(config),
     logger,
     keys,
     tasks,

@@ -27,7 +27,7 @@ const channelSchema = z.strictObject({
   expected_job_seconds: z.number().min(1).max(86_400).default(90),
   /** openai-videos: send the gateway's extension fields (watermark, private, characters). */
   send_extensions: z.boolean().default(true),
-});
+}).refine((c) => !(c.api_key && c.api_key_env), { message: 'give api_key or api_key_env, not both', path: ['api_key'] });
 
 const fileSchema = z.strictObject({ channels: z.array(channelSchema) });
 

@@ -42,6 +42,8 @@ export const envSchema = z.object({
   TEMPORAL_CLI_PATH: optionalString,
   TEMPORAL_RPC_TIMEOUT_MS: int(100, 60_000).default(5000),
   STATUS_QUERY_TIMEOUT_MS: int(50, 30_000).default(1500),
+  /** memo: status reads describe the workflow; query: running tasks answer the `state` query first. */
+  STATUS_SOURCE: z.enum(['memo', 'query']).default('memo'),
 
   // Upstream channels
   CHANNELS_FILE: optionalString,

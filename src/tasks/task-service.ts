@@ -2,11 +2,13 @@
  * Starts task workflows and reads their state. Every Temporal call has a deadline, so a
  * missing server becomes a 503 in seconds and a missing worker never hangs a status read.
  *
- * Reads: a running task answers the `state` query (live progress); the query carries
- * NOT_OPEN so a closed task is refused by the server instead of replayed on a worker, and
- * is then read from its memo (written by the workflow at every change) and cached, since a
- * finished task never changes. With no worker polling, the query times out and the memo
- * answers; for a while after that, reads go to the memo directly.
+ * Reads come from the workflow's memo, which the workflow rewrites in the same workflow
+ * task as every change of state, so a describe returns what a query would, in one server
+ * round trip, with no worker involved and no history replayed (closed tasks are also
+ * cached, since they never change). STATUS_SOURCE=query makes running tasks answer the
+ * `state` query first (deadline STATUS_QUERY_TIMEOUT_MS, NOT_OPEN so a closed task is
+ * refused instead of replayed), falling back to the memo when no worker answers in time;
+ * bench:video measures both.
  */
 import {
   Client,
@@ -26,6 +28,7 @@ export interface TaskServiceOptions {
   taskQueue: string;
   rpcTimeoutMs: number;
   queryTimeoutMs: number;
+  source: 'memo' | 'query';
 }
 
 const CLOSED_CACHE_MAX = 20_000;
@@ -83,7 +86,7 @@ export class TaskService {
     const cached = this.closed.get(id);
     if (cached) return cached;
     const handle = this.client.workflow.getHandle(id);
-    if (Date.now() >= this.queriesPausedUntil) {
+    if (this.opts.source === 'query' && Date.now() >= this.queriesPausedUntil) {
       try {
         return await this.rpc(() => handle.query<TaskState>(STATE_QUERY), this.opts.queryTimeoutMs);
       } catch (err) {

@@ -48,9 +48,11 @@ function upstreamActivities(plan: ChannelPlan) {
     // Stubs are proxies with no own keys, so each is picked by name rather than spread.
     ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '90s', retry: { ...retry, maximumAttempts: 4 } }), 'enhancePrompt'),
     ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', scheduleToCloseTimeout: '1h', retry }), 'submitVideo', 'createCharacter'),
-    // A provider outage longer than 2 h fails the task rather than polling forever; a short
-    // start-to-close means a worker that died mid-poll is noticed in seconds.
-    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '30s', scheduleToCloseTimeout: '2h', retry }), 'pollVideo'),
+    // Polls are short GETs: as local activities they run inside the workflow task, which
+    // halves the server round trips of every poll iteration (the dominant load with many
+    // tasks in flight). A provider outage longer than 2 h fails the task rather than
+    // polling forever.
+    ...pick(proxyLocalActivities<VideoActivities>({ startToCloseTimeout: '30s', scheduleToCloseTimeout: '2h', retry }), 'pollVideo'),
     ...pick(
       proxyActivities<VideoActivities>({
         startToCloseTimeout: '15m',

@@ -9,7 +9,8 @@ let gw: Gateway;
 let key: string;
 
 beforeAll(async () => {
-  gw = await startGateway({ env: { STATUS_QUERY_TIMEOUT_MS: '800' } });
+  // The query read path (STATUS_SOURCE=query), so its fallback to the memo is what answers while no worker runs.
+  gw = await startGateway({ env: { STATUS_SOURCE: 'query', STATUS_QUERY_TIMEOUT_MS: '800' } });
   key = await gw.issueKey('restart');
 }, 120_000);
 

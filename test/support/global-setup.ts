@@ -2,10 +2,10 @@
  * One real Temporal dev server and one provider simulator for the whole e2e run; each test
  * file starts its own API and worker processes on its own task queue (see stack.ts).
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { createLogger } from '../../src/log';
+import { startDevServer } from '../../src/temporal/dev-server';
 import { freePort, waitFor } from './ports';
 import { ROOT, TEST_DATA, runNode } from './processes';
 
@@ -23,29 +23,16 @@ export default async function globalSetup(): Promise<void> {
   fs.rmSync(TEST_DATA, { recursive: true, force: true });
   fs.mkdirSync(TEST_DATA, { recursive: true });
 
-  const temporalPort = await freePort();
-  const log = fs.openSync(path.join(TEST_DATA, 'temporal.log'), 'a');
-  const temporal = spawn(
-    cli,
-    [
-      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(temporalPort),
-      '--db-filename', path.join(TEST_DATA, 'temporal.sqlite'), '--sqlite-pragma', 'journal_mode=wal',
-      '--log-level', 'error',
-      '--search-attribute', 'GatewayModel=Keyword', '--search-attribute', 'GatewayOwner=Keyword', '--search-attribute', 'GatewayStatus=Keyword',
-    ],
-    { stdio: ['ignore', log, log] },
-  );
-  fs.closeSync(log);
-  const address = `127.0.0.1:${temporalPort}`;
-  await waitFor('temporal dev server', async () => {
-    const c = await Connection.connect({ address, connectTimeout: 1000 });
-    try {
-      await c.workflowService.getSystemInfo({});
-      return true;
-    } finally {
-      await c.close();
-    }
-  }, 60_000, 250);
+  const temporal = await startDevServer({
+    cliPath: cli,
+    dataDir: TEST_DATA,
+    port: await freePort(),
+    uiPort: await freePort(),
+    namespace: 'default',
+    logger: createLogger('error', 'e2e'),
+    headless: true,
+  });
+  const address = temporal.address;
 
   const simPort = await freePort();
   const simulator = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), SIMULATOR_JOB_MS: '1500' }, 'simulator');
@@ -56,7 +43,6 @@ export default async function globalSetup(): Promise<void> {
   process.env.E2E_SIMULATOR_URL = simUrl;
   globalThis.__E2E_STOP__ = async () => {
     await simulator.stop();
-    temporal.kill('SIGTERM');
-    await new Promise((r) => temporal.once('exit', r));
+    await temporal.stop();
   };
 }

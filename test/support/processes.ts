@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { projectRoot } from '../../src/config/paths';
 
-export const ROOT = path.resolve(__dirname, '../..');
+/** Resolved from the project root, so this works from test/ (ts-jest) and from dist/ (benchmarks). */
+export const ROOT = projectRoot();
 export const TEST_DATA = path.join(ROOT, '.test-data');
 
 export interface Child {

@@ -11,8 +11,8 @@ import { openEmbeddedDb } from '../../src/store/embedded-db';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
 import { openPostgresDb } from '../../src/store/postgres-db';
+import { ensurePostgres } from '../support/services';
 
-const PG_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 type Opened = { db: Db; cleanup: () => Promise<void> };
 
@@ -23,6 +23,7 @@ async function embedded(): Promise<Opened> {
 }
 
 async function postgres(): Promise<Opened> {
+  const PG_ADMIN_URL = await ensurePostgres();
   const name = `gw_test_${process.pid}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();

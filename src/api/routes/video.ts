@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { channelsFor, type VideoChannel } from '../../config/channels';
 import type { Config } from '../../config/env';
 import { newTaskId, isTaskIdShape } from '../../catalog/task-id';
 import type { BlobStore } from '../../storage/blob-store';
@@ -14,6 +15,7 @@ import { videoCreateView, videoQueryView } from '../views/video-task';
 
 export interface VideoRouteDeps {
   config: Config;
+  channels: readonly VideoChannel[];
   tasks: TaskService;
   blobs: BlobStore;
   signer: UrlSigner;
@@ -26,6 +28,9 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
 
   router.post('/v1/video/create', ...jsonBody(env.MAX_JSON_BODY_BYTES), async (ctx) => {
     const { body, model, size, seconds } = parseVideoCreate(ctx.request.body);
+    if (channelsFor(deps.channels, model.id).length === 0) {
+      throw new InvalidRequestError(`The model '${model.id}' is not available on this gateway: no upstream channel serves it.`, 'model', 'model_not_available');
+    }
     const ownerId = ctx.state.apiKey!.id;
     const taskId = newTaskId(model.id);
     const images = await intakeImages(taskId, body.images ?? [], {

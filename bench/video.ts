@@ -1,0 +1,196 @@
+/**
+ * npm run bench:video -- [--tasks 100,1000] [--job-ms 30000] [--poll-ms 2000] [--concurrency 50] [--query-seconds 10]
+ *                         [--status-source memo|query]
+ *
+ * Drives N video tasks through the real stack (Temporal dev server, worker and API as
+ * separate processes, provider simulator) and prints, per N tasks in flight:
+ *   creates/s, create latency p50/p99, query latency p50/p99 (while all N are in flight),
+ *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed),
+ *   and the peak RSS of the API and worker processes.
+ * Results also go to bench-results/video-<time>.json.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { projectRoot, temporalCliPath } from '../src/config/paths';
+import { createLogger } from '../src/log';
+import { startDevServer } from '../src/temporal/dev-server';
+import { freePort, waitFor } from '../test/support/ports';
+import { runNode, type Child } from '../test/support/processes';
+
+interface Options {
+  tasks: number[];
+  jobMs: number;
+  pollMs: number;
+  concurrency: number;
+  querySeconds: number;
+  statusSource: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const get = (name: string, fallback: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
+  };
+  return {
+    tasks: get('tasks', '100,1000').split(',').map(Number),
+    jobMs: Number(get('job-ms', '30000')),
+    pollMs: Number(get('poll-ms', '2000')),
+    concurrency: Number(get('concurrency', '50')),
+    querySeconds: Number(get('query-seconds', '10')),
+    statusSource: get('status-source', 'memo'),
+  };
+}
+
+const percentile = (values: number[], p: number): number => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);
+
+async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+function rssMiB(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    return Number(line?.replace(/\D+/g, '') ?? NaN) / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const root = projectRoot();
+  const runDir = path.join(root, '.bench-data', `video-${Date.now()}`);
+  fs.mkdirSync(runDir, { recursive: true });
+  const logger = createLogger('warn', 'bench');
+  const children: Child[] = [];
+  const temporalPort = await freePort();
+  const temporalServer = await startDevServer({
+    cliPath: temporalCliPath(), dataDir: runDir, port: temporalPort, uiPort: await freePort(), namespace: 'default', logger, headless: true,
+  });
+  try {
+    const simPort = await freePort();
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    children.push(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator'));
+    await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
+
+    const apiPort = await freePort();
+    const api = `http://127.0.0.1:${apiPort}`;
+    const env = {
+      PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: runDir, ADMIN_TOKEN: 'bench-admin', LOG_LEVEL: 'warn',
+      TEMPORAL_ADDRESS: temporalServer.address, SIMULATOR_URL: simUrl, UPSTREAM_POLL_MS: String(opts.pollMs),
+      STATUS_SOURCE: opts.statusSource,
+    };
+    const apiProc = runNode('dist/src/api/server.js', env, 'bench-api');
+    const workerProc = runNode('dist/src/worker.js', env, 'bench-worker');
+    children.push(apiProc, workerProc);
+    await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
+
+    const issued = (await (await fetch(`${api}/admin/keys`, {
+      method: 'POST', headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }),
+    })).json()) as { key: string };
+    const auth = { authorization: `Bearer ${issued.key}` };
+    const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
+
+    console.log(`\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}, status reads from ${opts.statusSource}; 2 cores shared by every process\n`);
+    const results = [];
+    for (const n of opts.tasks) {
+      // create
+      const ids: string[] = [];
+      const createLatencies: number[] = [];
+      let createErrors = 0;
+      const startedAt = performance.now();
+      await pool(Array.from({ length: n }, (_, i) => i), opts.concurrency, async (i) => {
+        const t0 = performance.now();
+        const res = await fetch(`${api}/v1/video/create`, {
+          method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: i % 2 ? 'motion-2' : 'vidgen3', prompt: `bench ${n}/${i} [sim:ms=${opts.jobMs}]`, images: [] }),
+        });
+        const body = (await res.json()) as { id?: string };
+        createLatencies.push(performance.now() - t0);
+        if (res.status === 200 && body.id) ids.push(body.id);
+        else createErrors++;
+      });
+      const createSeconds = (performance.now() - startedAt) / 1000;
+
+      // query, while the tasks are in flight
+      const queryLatencies: number[] = [];
+      let queryErrors = 0;
+      const queryUntil = performance.now() + opts.querySeconds * 1000;
+      let peakApi = rssMiB(apiProc.proc.pid);
+      let peakWorker = rssMiB(workerProc.proc.pid);
+      await Promise.all(Array.from({ length: opts.concurrency }, async () => {
+        while (performance.now() < queryUntil) {
+          const id = ids[Math.floor(Math.random() * ids.length)]!;
+          const t0 = performance.now();
+          const res = await fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth });
+          await res.arrayBuffer();
+          queryLatencies.push(performance.now() - t0);
+          if (res.status !== 200) queryErrors++;
+        }
+      }));
+      const inFlightAtQuery = await temporal.workflow.count(`GatewayOwner IS NOT NULL AND ExecutionStatus = "Running"`);
+
+      // completion
+      const owner = ((await temporal.workflow.getHandle(ids[0]!).describe()).searchAttributes.GatewayOwner as string[])[0];
+      await waitFor(`${n} tasks completed`, async () => {
+        peakApi = Math.max(peakApi, rssMiB(apiProc.proc.pid));
+        peakWorker = Math.max(peakWorker, rssMiB(workerProc.proc.pid));
+        const open = await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`);
+        return open.count === 0;
+      }, opts.jobMs + 600_000, 1000);
+      const lags: number[] = [];
+      let failed = 0;
+      await pool(ids, 20, async (id) => {
+        const d = await temporal.workflow.getHandle(id).describe();
+        const state = d.memo?.state as { status: string; upstream?: { jobId: string } };
+        if (state.status !== 'completed' || !state.upstream || !d.closeTime) return void failed++;
+        const job = (await (await fetch(`${simUrl}/_sim/jobs/${encodeURIComponent(state.upstream.jobId.split('/').pop()!)}`)).json()) as { completedAt: number };
+        lags.push(d.closeTime.getTime() - job.completedAt);
+      });
+      await temporal.workflow.count(); // keep the connection honest
+
+      const row = {
+        tasks: n,
+        createsPerSecond: n / createSeconds,
+        createP50: percentile(createLatencies, 50), createP99: percentile(createLatencies, 99), createErrors,
+        queries: queryLatencies.length, queryP50: percentile(queryLatencies, 50), queryP99: percentile(queryLatencies, 99), queryErrors,
+        inFlightDuringQueries: inFlightAtQuery.count,
+        lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), completed: lags.length, failed,
+        peakRssApiMiB: peakApi, peakRssWorkerMiB: peakWorker,
+      };
+      results.push(row);
+      console.log(`${n} tasks in flight`);
+      console.log(`  create   ${row.createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(row.createP50)}   p99 ${ms(row.createP99)}   errors ${createErrors}`);
+      console.log(`  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`);
+      console.log(`  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`);
+      console.log(`  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB\n`);
+    }
+    await temporal.connection.close();
+    const out = path.join(root, 'bench-results');
+    fs.mkdirSync(out, { recursive: true });
+    const file = path.join(out, `video-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    fs.writeFileSync(file, JSON.stringify({ options: opts, results }, null, 2));
+    console.log(`results written to ${path.relative(root, file)}`);
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+    await temporalServer.stop();
+    fs.rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

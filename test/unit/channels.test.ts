@@ -1,0 +1,370 @@
+/**
+ * Upstream channel configuration: the simulator fallback, the env shortcuts (Gemini, an
+ * OpenAI-videos-compatible provider), CHANNELS_FILE in YAML and JSON, and the ConfigErrors a
+ * bad configuration must raise at start-up rather than at the first task.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  channelsFor,
+  DEFAULT_MOTION_MODELS,
+  DEFAULT_VEO_MODELS,
+  loadVideoChannels,
+  SIMULATOR_API_KEY,
+  type VideoChannel,
+} from '../../src/config/channels';
+import { ConfigError, loadConfig } from '../../src/config/env';
+
+type Env = Record<string, string>;
+
+/** Channels for an env, with nothing taken from the process environment. */
+function channels(env: Env): VideoChannel[] {
+  return loadVideoChannels(loadConfig(env), env);
+}
+
+/** The ConfigError a call throws (fails the test when it throws nothing or something else). */
+function configError(fn: () => unknown): ConfigError {
+  let thrown: unknown;
+  try {
+    fn();
+  } catch (err) {
+    thrown = err;
+  }
+  expect(thrown).toBeInstanceOf(ConfigError);
+  return thrown as ConfigError;
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-channels-'));
+});
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+let fileCount = 0;
+function writeFile(ext: string, text: string): string {
+  const file = path.join(dir, `channels-${++fileCount}.${ext}`);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+describe('no provider credentials: the simulator', () => {
+  test('two simulated channels, one per protocol, on SIMULATOR_URL with the simulator key', () => {
+    const list = channels({ SIMULATOR_URL: 'http://sim.test:9999/' });
+    expect(list).toHaveLength(2);
+    const [veo, openai] = list;
+    expect(veo).toEqual({
+      name: 'sim-veo',
+      type: 'gemini-veo',
+      baseUrl: 'http://sim.test:9999',
+      apiKey: SIMULATOR_API_KEY,
+      models: DEFAULT_VEO_MODELS,
+      priority: 0,
+      pollMs: 1000,
+      expectedJobMs: 20_000,
+      sendExtensions: true,
+      simulated: true,
+    });
+    expect(openai).toEqual({
+      name: 'sim-openai-videos',
+      type: 'openai-videos',
+      baseUrl: 'http://sim.test:9999',
+      apiKey: SIMULATOR_API_KEY,
+      models: DEFAULT_MOTION_MODELS,
+      priority: 0,
+      pollMs: 1000,
+      expectedJobMs: 20_000,
+      sendExtensions: true,
+      simulated: true,
+    });
+  });
+
+  test('without SIMULATOR_URL: 127.0.0.1 on SIMULATOR_PORT (default 8090)', () => {
+    expect(channels({}).map((c) => c.baseUrl)).toEqual(['http://127.0.0.1:8090', 'http://127.0.0.1:8090']);
+    expect(channels({ SIMULATOR_PORT: '9123' }).map((c) => c.baseUrl)).toEqual(['http://127.0.0.1:9123', 'http://127.0.0.1:9123']);
+  });
+
+  test('UPSTREAM_POLL_MS and SIMULATOR_JOB_MS carry over to the simulated channels', () => {
+    const list = channels({ UPSTREAM_POLL_MS: '250', SIMULATOR_JOB_MS: '1500' });
+    expect(list.map((c) => c.pollMs)).toEqual([250, 250]);
+    expect(list.map((c) => c.expectedJobMs)).toEqual([1500, 1500]);
+  });
+
+  test('empty credentials count as unset', () => {
+    const list = channels({ GEMINI_API_KEY: '   ', OPENAI_VIDEOS_BASE_URL: '', OPENAI_VIDEOS_API_KEY: '' });
+    expect(list.map((c) => [c.name, c.simulated])).toEqual([['sim-veo', true], ['sim-openai-videos', true]]);
+  });
+
+  test('every video model is routed to a simulated channel of the matching protocol', () => {
+    const list = channels({});
+    expect(channelsFor(list, 'vidgen3').map((c) => c.name)).toEqual(['sim-veo']);
+    expect(channelsFor(list, 'motion-2').map((c) => c.name)).toEqual(['sim-openai-videos']);
+    expect(channelsFor(list, 'no-such-model')).toEqual([]);
+  });
+});
+
+describe('env shortcuts', () => {
+  test('GEMINI_API_KEY: one real gemini-veo channel and no simulator', () => {
+    const list = channels({ GEMINI_API_KEY: 'g-key', SIMULATOR_URL: 'http://sim.test:9999' });
+    expect(list).toEqual([
+      {
+        name: 'gemini',
+        type: 'gemini-veo',
+        baseUrl: 'https://generativelanguage.googleapis.com',
+        apiKey: 'g-key',
+        models: DEFAULT_VEO_MODELS,
+        priority: 0,
+        pollMs: 10_000,
+        expectedJobMs: 90_000,
+        sendExtensions: false,
+        simulated: false,
+      },
+    ]);
+    expect(list[0]?.models['vidgen3']).toBe('veo-3.0-generate-001');
+    expect(list[0]?.models['vidgen2-fast-components']).toBe('veo-3.1-fast-generate-preview');
+    // Motion models now have no channel: nothing falls back to the simulator.
+    expect(channelsFor(list, 'motion-2')).toEqual([]);
+    expect(channelsFor(list, 'vidgen3.1').map((c) => c.name)).toEqual(['gemini']);
+  });
+
+  test('GEMINI_BASE_URL (trailing slash dropped) and UPSTREAM_POLL_MS apply to the Gemini channel', () => {
+    const [gemini] = channels({ GEMINI_API_KEY: 'g-key', GEMINI_BASE_URL: 'https://veo-proxy.test/', UPSTREAM_POLL_MS: '3000' });
+    expect(gemini?.baseUrl).toBe('https://veo-proxy.test');
+    expect(gemini?.pollMs).toBe(3000);
+  });
+
+  test('OPENAI_VIDEOS_BASE_URL + OPENAI_VIDEOS_API_KEY: one openai-videos channel', () => {
+    const list = channels({ OPENAI_VIDEOS_BASE_URL: 'https://videos.test/api/', OPENAI_VIDEOS_API_KEY: 'o-key' });
+    expect(list).toEqual([
+      {
+        name: 'openai-videos',
+        type: 'openai-videos',
+        baseUrl: 'https://videos.test/api',
+        apiKey: 'o-key',
+        models: DEFAULT_MOTION_MODELS,
+        priority: 0,
+        pollMs: 10_000,
+        expectedJobMs: 90_000,
+        sendExtensions: true,
+        simulated: false,
+      },
+    ]);
+    expect(channelsFor(list, 'motion-2-pro').map((c) => c.models['motion-2-pro'])).toEqual(['sora-2-pro']);
+    expect(channelsFor(list, 'vidgen3')).toEqual([]);
+  });
+
+  test('both shortcuts: both channels, Gemini first', () => {
+    const list = channels({ GEMINI_API_KEY: 'g', OPENAI_VIDEOS_BASE_URL: 'https://videos.test', OPENAI_VIDEOS_API_KEY: 'o' });
+    expect(list.map((c) => [c.name, c.type, c.simulated])).toEqual([
+      ['gemini', 'gemini-veo', false],
+      ['openai-videos', 'openai-videos', false],
+    ]);
+  });
+
+  test.each([
+    ['only the base URL', { OPENAI_VIDEOS_BASE_URL: 'https://videos.test' }],
+    ['only the key', { OPENAI_VIDEOS_API_KEY: 'o-key' }],
+    ['the key next to a Gemini key', { GEMINI_API_KEY: 'g', OPENAI_VIDEOS_API_KEY: 'o-key' }],
+  ])('OpenAI videos with %s is a ConfigError', (_what, env: Env) => {
+    const err = configError(() => channels(env));
+    expect(err.message).toMatch(/OPENAI_VIDEOS_BASE_URL and OPENAI_VIDEOS_API_KEY/);
+  });
+});
+
+describe('CHANNELS_FILE', () => {
+  const yamlFile = () =>
+    writeFile(
+      'yaml',
+      [
+        'channels:',
+        '  - name: veo-backup',
+        '    type: gemini-veo',
+        '    base_url: https://backup.test/',
+        '    api_key: backup-key',
+        '    models:',
+        '      vidgen3: veo-3.0-generate-001',
+        '    priority: 1',
+        '  - name: veo-main',
+        '    type: gemini-veo',
+        '    base_url: https://main.test',
+        '    api_key_env: MAIN_VEO_KEY',
+        '    models:',
+        '      vidgen3: veo-3.0-fast-generate-001',
+        '      vidgen3.1: veo-3.1-generate-preview',
+        '    priority: 10',
+        '    poll_ms: 500',
+        '    expected_job_seconds: 45',
+        '  - name: motion',
+        '    type: openai-videos',
+        '    base_url: http://motion.test:8000',
+        '    api_key: motion-key',
+        '    models: { motion-2: sora-2 }',
+        '    send_extensions: false',
+        '',
+      ].join('\n'),
+    );
+
+  test('YAML: every field read, defaults filled in, api_key_env resolved from the given env', () => {
+    const file = yamlFile();
+    const list = channels({ CHANNELS_FILE: file, MAIN_VEO_KEY: 'from-env' });
+    expect(list).toEqual([
+      {
+        name: 'veo-backup',
+        type: 'gemini-veo',
+        baseUrl: 'https://backup.test',
+        apiKey: 'backup-key',
+        models: { vidgen3: 'veo-3.0-generate-001' },
+        priority: 1,
+        pollMs: 10_000,
+        expectedJobMs: 90_000,
+        sendExtensions: true,
+        simulated: false,
+      },
+      {
+        name: 'veo-main',
+        type: 'gemini-veo',
+        baseUrl: 'https://main.test',
+        apiKey: 'from-env',
+        models: { vidgen3: 'veo-3.0-fast-generate-001', 'vidgen3.1': 'veo-3.1-generate-preview' },
+        priority: 10,
+        pollMs: 500,
+        expectedJobMs: 45_000,
+        sendExtensions: true,
+        simulated: false,
+      },
+      {
+        name: 'motion',
+        type: 'openai-videos',
+        baseUrl: 'http://motion.test:8000',
+        apiKey: 'motion-key',
+        models: { 'motion-2': 'sora-2' },
+        priority: 0,
+        pollMs: 10_000,
+        expectedJobMs: 90_000,
+        sendExtensions: false,
+        simulated: false,
+      },
+    ]);
+  });
+
+  test('channelsFor: only channels serving the model, highest priority first', () => {
+    const list = channels({ CHANNELS_FILE: yamlFile(), MAIN_VEO_KEY: 'from-env' });
+    expect(channelsFor(list, 'vidgen3').map((c) => c.name)).toEqual(['veo-main', 'veo-backup']);
+    expect(channelsFor(list, 'vidgen3.1').map((c) => c.name)).toEqual(['veo-main']);
+    expect(channelsFor(list, 'motion-2').map((c) => c.name)).toEqual(['motion']);
+    // Models the file does not map have no channel (no simulator next to a file).
+    expect(channelsFor(list, 'vidgen2')).toEqual([]);
+    // channelsFor does not reorder the list it is given.
+    expect(list.map((c) => c.name)).toEqual(['veo-backup', 'veo-main', 'motion']);
+  });
+
+  test('channelsFor: negative priorities sort last, equal priorities keep file order', () => {
+    const file = writeFile(
+      'yaml',
+      [
+        'channels:',
+        '  - { name: low, type: gemini-veo, base_url: "https://a.test", api_key: k, models: { vidgen3: m }, priority: -5 }',
+        '  - { name: first-zero, type: gemini-veo, base_url: "https://b.test", api_key: k, models: { vidgen3: m } }',
+        '  - { name: second-zero, type: gemini-veo, base_url: "https://c.test", api_key: k, models: { vidgen3: m }, priority: 0 }',
+        '  - { name: high, type: gemini-veo, base_url: "https://d.test", api_key: k, models: { vidgen3: m }, priority: 3 }',
+      ].join('\n'),
+    );
+    expect(channelsFor(channels({ CHANNELS_FILE: file }), 'vidgen3').map((c) => c.name)).toEqual(['high', 'first-zero', 'second-zero', 'low']);
+  });
+
+  test('JSON: the same file format, with UPSTREAM_POLL_MS as the default poll interval', () => {
+    const file = writeFile(
+      'json',
+      JSON.stringify({
+        channels: [
+          { name: 'json-motion', type: 'openai-videos', base_url: 'https://m.test', api_key_env: 'MOTION_KEY', models: { 'motion-2': 'sora-2' }, priority: 2 },
+          { name: 'json-veo', type: 'gemini-veo', base_url: 'https://v.test', api_key: 'veo-key', models: { vidgen2: 'veo-2.0-generate-001' }, poll_ms: 2000 },
+        ],
+      }),
+    );
+    const list = channels({ CHANNELS_FILE: file, MOTION_KEY: 'motion-from-env', UPSTREAM_POLL_MS: '700' });
+    expect(list.map((c) => [c.name, c.type, c.apiKey, c.priority, c.pollMs, c.simulated])).toEqual([
+      ['json-motion', 'openai-videos', 'motion-from-env', 2, 700, false],
+      ['json-veo', 'gemini-veo', 'veo-key', 0, 2000, false],
+    ]);
+    expect(channelsFor(list, 'vidgen2').map((c) => c.baseUrl)).toEqual(['https://v.test']);
+  });
+
+  test('env shortcuts are added after the file channels', () => {
+    const file = writeFile('json', JSON.stringify({ channels: [{ name: 'filed', type: 'gemini-veo', base_url: 'https://f.test', api_key: 'k', models: { vidgen3: 'x' }, priority: 5 }] }));
+    const list = channels({ CHANNELS_FILE: file, GEMINI_API_KEY: 'g' });
+    expect(list.map((c) => c.name)).toEqual(['filed', 'gemini']);
+    expect(channelsFor(list, 'vidgen3').map((c) => c.name)).toEqual(['filed', 'gemini']);
+  });
+
+  const channel = (extra: Record<string, unknown>) => ({ name: 'c1', type: 'gemini-veo', base_url: 'https://x.test', api_key: 'k', models: { vidgen3: 'm' }, ...extra });
+
+  test.each<[string, () => string, RegExp]>([
+    ['an unknown channel type', () => writeFile('json', JSON.stringify({ channels: [channel({ type: 'runway' })] })), /channels\.0\.type/],
+    ['no api_key and no api_key_env', () => writeFile('json', JSON.stringify({ channels: [channel({ api_key: undefined })] })), /channel c1 has no api_key/],
+    ['an api_key_env naming an unset variable', () => writeFile('yaml', 'channels:\n  - name: c1\n    type: gemini-veo\n    base_url: https://x.test\n    api_key_env: NOT_SET_ANYWHERE\n    models: { vidgen3: m }\n'), /channel c1 has no api_key/],
+    ['a missing base_url', () => writeFile('json', JSON.stringify({ channels: [channel({ base_url: undefined })] })), /channels\.0\.base_url/],
+    ['an unknown channel field', () => writeFile('json', JSON.stringify({ channels: [channel({ apikey: 'typo' })] })), /apikey/],
+    ['an unknown top-level field', () => writeFile('yaml', 'channels: []\nchanels: []\n'), /chanels/],
+    ['invalid YAML', () => writeFile('yaml', 'channels:\n  - name: [unclosed\n    type: gemini-veo\n'), /at line \d+, column \d+/],
+    ['invalid JSON', () => writeFile('json', '{"channels": [ {"name": "c1", }'), /at line 1, column \d+/],
+    ['a base_url with another scheme', () => writeFile('json', JSON.stringify({ channels: [channel({ base_url: 'ftp://x.test' })] })), /base_url/],
+    ['poll_ms below 50', () => writeFile('json', JSON.stringify({ channels: [channel({ poll_ms: 10 })] })), /poll_ms/],
+    ['an upper-case channel name', () => writeFile('json', JSON.stringify({ channels: [channel({ name: 'Main' })] })), /name/],
+  ])('%s is a ConfigError naming the file', (_what, make, detail) => {
+    const file = make();
+    const err = configError(() => channels({ CHANNELS_FILE: file, GEMINI_API_KEY: 'g' }));
+    expect(err.message).toContain(`CHANNELS_FILE ${file}`);
+    expect(err.message).toMatch(detail);
+  });
+
+  test('a file that does not exist is a ConfigError naming it', () => {
+    const file = path.join(dir, 'missing.yaml');
+    const err = configError(() => channels({ CHANNELS_FILE: file }));
+    expect(err.message).toContain(file);
+    expect(err.message).toMatch(/ENOENT/);
+  });
+});
+
+describe('loadConfig', () => {
+  test('an empty environment is valid and gets the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config.env.PORT).toBe(8080);
+    expect(config.env.FETCH_ALLOW_PRIVATE).toBe(false);
+    expect(config.env.UPSTREAM_POLL_MS).toBeUndefined();
+    expect(config.embeddedTemporal).toBe(true);
+  });
+
+  test.each([
+    ['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['no', false],
+  ])('FETCH_ALLOW_PRIVATE=%s reads as %s', (value, expected) => {
+    expect(loadConfig({ FETCH_ALLOW_PRIVATE: value }).env.FETCH_ALLOW_PRIVATE).toBe(expected);
+  });
+
+  test.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['FETCH_ALLOW_PRIVATE', 'maybe'],
+    ['UPSTREAM_POLL_MS', '10'],
+    ['GEMINI_BASE_URL', 'not a url'],
+    ['LOG_LEVEL', 'verbose'],
+  ])('%s=%s is a ConfigError naming the variable', (name, value) => {
+    const err = configError(() => loadConfig({ [name]: value }));
+    expect(err.message).toMatch(new RegExp(`^\\s+${name}: `, 'm'));
+    // Only the bad variable is reported.
+    expect(err.message.split('\n').filter((line) => /^\s+\w+: /.test(line))).toHaveLength(1);
+  });
+
+  test('every bad variable is reported at once', () => {
+    const err = configError(() => loadConfig({ PORT: 'abc', FETCH_ALLOW_PRIVATE: 'maybe', HOST: '0.0.0.0' }));
+    expect(err.message).toMatch(/^\s+PORT: /m);
+    expect(err.message).toMatch(/^\s+FETCH_ALLOW_PRIVATE: /m);
+    expect(err.message).not.toMatch(/HOST/);
+  });
+
+  test('variables the gateway does not read are ignored', () => {
+    expect(() => loadConfig({ PATH: '/usr/bin', SOME_OTHER_PORT: 'abc' })).not.toThrow();
+  });
+});
