@@ -136,12 +136,14 @@ export function createVideoActivities(deps: VideoActivityDeps) {
           images,
           aspectRatio: model.honorsAspectRatio ? request.aspectRatio : undefined,
           imageRole: model.imageRole,
-          seconds: model.family === 'motion' ? request.seconds : undefined,
-          size: model.family === 'motion' ? request.size : undefined,
+          seconds: request.seconds,
+          size: request.size,
           enableUpsample: request.enableUpsample,
           watermark: request.watermark,
           private: request.private,
           characterIds: input.characterIds,
+          style: request.style,
+          metadata: request.metadata,
         });
       });
     },

@@ -16,6 +16,7 @@ import { requestContext } from './middleware/request-context';
 import { adminRoutes } from './routes/admin';
 import { fileRoutes } from './routes/files';
 import { videoRoutes } from './routes/video';
+import { videosRoutes } from './routes/videos';
 
 export interface ApiDeps {
   config: Config;
@@ -56,6 +57,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   const v1 = new Router<GatewayState>();
   v1.use('/v1', bearerAuth(deps.keys));
   v1.use(videoRoutes(deps).routes());
+  v1.use(videosRoutes(deps).routes());
   app.use(v1.routes());
   return app;
 }

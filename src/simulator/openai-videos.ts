@@ -37,6 +37,18 @@ const createSchema = z.strictObject({
   private: boolish.optional(),
   'characters[]': characterIds.optional(),
   characters: characterIds.optional(),
+  style: z.string().min(1).max(100).optional(),
+  // A JSON object: as a string in multipart, as an object in JSON.
+  metadata: z.union([z.record(z.string(), z.unknown()), z.string().transform((v, ctx) => {
+    try {
+      const parsed: unknown = JSON.parse(v);
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: 'custom', message: 'metadata must be a JSON object' });
+    return z.NEVER;
+  })]).optional(),
 });
 const remixSchema = z.strictObject({ prompt });
 const characterSchema = z.strictObject({
@@ -243,6 +255,8 @@ async function createVideo(ctx: Ctx): Promise<Reply> {
   if (d.watermark !== undefined) spec.params.watermark = d.watermark;
   if (d.private !== undefined) spec.params.private = d.private;
   if (characters.length > 0) spec.params.characters = characters;
+  if (d.style !== undefined) spec.params.style = d.style;
+  if (d.metadata !== undefined) spec.params.metadata = d.metadata;
   return submitVideo(ctx, d.prompt, spec);
 }
 

@@ -37,6 +37,9 @@ export interface TaskRequest {
   watermark: boolean;
   private: boolean;
   character?: CharacterSource;
+  /** Motion extensions (/v1/videos): a style preset and the caller's metadata, forwarded to compatible providers. */
+  style?: string;
+  metadata?: Record<string, unknown>;
   /** Unix ms. */
   createdAt: number;
   /** How long the task may take before it fails as timed out. */

@@ -29,6 +29,8 @@ export interface SubmitInput {
   watermark: boolean;
   private: boolean;
   characterIds: string[];
+  style?: string;
+  metadata?: Record<string, unknown>;
 }
 
 export interface VideoUpstream {

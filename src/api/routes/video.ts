@@ -1,15 +1,16 @@
 import Router from '@koa/router';
-import { channelsFor, type VideoChannel } from '../../config/channels';
+import type { VideoChannel } from '../../config/channels';
+import { channelCheck } from '../channel-check';
 import type { Config } from '../../config/env';
 import { newTaskId, isTaskIdShape } from '../../catalog/task-id';
 import type { BlobStore } from '../../storage/blob-store';
 import type { UrlSigner } from '../../storage/signed-url';
 import type { TaskService } from '../../tasks/task-service';
-import type { TaskRequest } from '../../tasks/task';
 import type { GatewayState } from '../context';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import { intakeImages } from '../reference-images';
+import { buildTaskRequest } from '../task-request';
 import { parseVideoCreate } from '../schemas/video-create';
 import { videoCreateView, videoQueryView } from '../views/video-task';
 
@@ -25,12 +26,11 @@ export interface VideoRouteDeps {
 export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const env = deps.config.env;
+  const requireChannel = channelCheck(deps.channels);
 
   router.post('/v1/video/create', ...jsonBody(env.MAX_JSON_BODY_BYTES), async (ctx) => {
     const { body, model, size, seconds } = parseVideoCreate(ctx.request.body);
-    if (channelsFor(deps.channels, model.id).length === 0) {
-      throw new InvalidRequestError(`The model '${model.id}' is not available on this gateway: no upstream channel serves it.`, 'model', 'model_not_available');
-    }
+    requireChannel(model.id);
     const ownerId = ctx.state.apiKey!.id;
     const taskId = newTaskId(model.id);
     const images = await intakeImages(taskId, body.images ?? [], {
@@ -38,25 +38,22 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       allowPrivate: env.FETCH_ALLOW_PRIVATE,
       maxBytes: env.FETCH_MAX_BYTES,
     });
-    const request: TaskRequest = {
+    const request = buildTaskRequest(deps.config, {
       taskId,
       ownerId,
-      model: model.id,
-      family: model.family,
+      model,
       endpoint: 'video-create',
       prompt: body.prompt,
-      enhancePrompt: body.enhance_prompt ?? false,
-      enableUpsample: body.enable_upsample ?? false,
-      aspectRatio: body.aspect_ratio,
       images,
+      enhancePrompt: body.enhance_prompt,
+      enableUpsample: body.enable_upsample,
+      aspectRatio: body.aspect_ratio,
       size,
       seconds,
-      watermark: body.watermark ?? true,
-      private: body.private ?? false,
+      watermark: body.watermark,
+      private: body.private,
       character: body.character_url ? { url: body.character_url, timestamps: body.character_timestamps } : undefined,
-      createdAt: Date.now(),
-      deadlineMs: env.TASK_DEADLINE_MINUTES * 60_000,
-    };
+    });
     const state = await deps.tasks.start(request);
     ctx.state.log.info({ taskId, model: model.id }, 'task created');
     ctx.body = videoCreateView(state);

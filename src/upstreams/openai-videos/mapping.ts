@@ -18,6 +18,8 @@ export function toVideoForm(input: SubmitInput, sendExtensions: boolean): FormDa
     form.set('watermark', String(input.watermark));
     form.set('private', String(input.private));
     for (const id of input.characterIds) form.append('characters[]', id);
+    if (input.style) form.set('style', input.style);
+    if (input.metadata) form.set('metadata', JSON.stringify(input.metadata));
   }
   return form;
 }

@@ -1,0 +1,87 @@
+import fs from 'node:fs';
+import Router from '@koa/router';
+import { isTaskIdShape, newTaskId, newVideoObjectId } from '../../catalog/task-id';
+import { IMAGE_EXTENSIONS, sniffImage } from '../../net/media';
+import { storageKeys } from '../../storage/blob-store';
+import type { TaskState } from '../../tasks/task';
+import type { GatewayState } from '../context';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
+import { channelCheck } from '../channel-check';
+import { multipartBody, readForm } from '../middleware/multipart-body';
+import { parseVideosCreate } from '../schemas/videos-create';
+import { buildTaskRequest } from '../task-request';
+import { videoUrlOf } from '../views/video-task';
+import { videoContentView, videoObjectCreateView, videoStatusView } from '../views/videos';
+import type { VideoRouteDeps } from './video';
+
+/** The multipart family: POST /v1/videos, GET /v1/videos/{id}, GET /v1/videos/{id}/content (spec 4.3-4.6). */
+export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  const env = deps.config.env;
+  const requireChannel = channelCheck(deps.channels);
+
+  router.post('/v1/videos', ...multipartBody(env.FETCH_MAX_BYTES), async (ctx) => {
+    const form = readForm(ctx.request.body, ctx.request.files as Record<string, unknown> | undefined);
+    const unknownFile = Object.keys(form.files).find((name) => name !== 'input_reference');
+    if (unknownFile) throw new InvalidRequestError(`Unrecognized file field: ${unknownFile}`, unknownFile, 'unknown_parameter');
+    if (typeof form.fields.input_reference === 'string') {
+      throw new InvalidRequestError("'input_reference' must be an uploaded image file.", 'input_reference');
+    }
+    const reference = form.files.input_reference;
+    const { fields, model, aspectRatio } = parseVideosCreate(form.fields, reference !== undefined);
+    requireChannel(model.id);
+    const taskId = model.family === 'vidgen' ? newVideoObjectId() : newTaskId(model.id);
+
+    const images = [];
+    if (reference) {
+      const bytes = await fs.promises.readFile(reference.path);
+      const mimeType = sniffImage(bytes);
+      if (!mimeType) throw new InvalidRequestError("'input_reference' is not a PNG, JPEG, WEBP or GIF image.", 'input_reference', 'invalid_image');
+      const key = storageKeys.input(taskId, 0, IMAGE_EXTENSIONS[mimeType]);
+      await deps.blobs.write(key, bytes);
+      images.push({ kind: 'stored' as const, key, mimeType, bytes: bytes.length });
+    }
+
+    const request = buildTaskRequest(deps.config, {
+      taskId,
+      ownerId: ctx.state.apiKey!.id,
+      model,
+      endpoint: 'videos',
+      prompt: fields.prompt,
+      images,
+      aspectRatio,
+      size: fields.size,
+      seconds: fields.seconds,
+      watermark: fields.watermark,
+      private: fields.private,
+      character: fields.character_url ? { url: fields.character_url, timestamps: fields.character_timestamps } : undefined,
+      style: fields.style,
+      metadata: fields.metadata,
+    });
+    const state = await deps.tasks.start(request);
+    ctx.state.log.info({ taskId, model: model.id }, 'task created');
+    ctx.body = videoObjectCreateView(state);
+  });
+
+  async function ownTask(id: string | undefined, ownerId: string): Promise<TaskState> {
+    const state = id && isTaskIdShape(id) ? await deps.tasks.get(id, ownerId) : null;
+    if (!state) throw new NotFoundError('No video found with that id.', 'id');
+    return state;
+  }
+
+  router.get('/v1/videos/:id', async (ctx) => {
+    ctx.body = videoStatusView(await ownTask(ctx.params.id, ctx.state.apiKey!.id), deps.signer);
+  });
+
+  router.get('/v1/videos/:id/content', async (ctx) => {
+    const state = await ownTask(ctx.params.id, ctx.state.apiKey!.id);
+    const videoUrl = videoUrlOf(state, deps.signer);
+    if (state.status !== 'completed' || !videoUrl) {
+      const why = state.status === 'failed' ? `it failed (${state.error?.message ?? 'no reason recorded'})` : `it is ${state.status} (progress ${state.progress}%)`;
+      throw new ConflictError(`The video is not available: ${why}. Content is available once the status is completed.`, 'id', state.status === 'failed' ? 'video_failed' : 'video_not_ready');
+    }
+    ctx.body = videoContentView({ ...state, status: 'completed' }, videoUrl);
+  });
+
+  return router;
+}

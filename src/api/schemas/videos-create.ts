@@ -1,0 +1,97 @@
+/**
+ * POST /v1/videos (spec 4.3, 4.4): multipart fields, validated per model family.
+ * Every field arrives as a string; booleans are 'true'/'false', metadata is a JSON string.
+ */
+import { z } from 'zod';
+import { findVideoModel, videoModelIds, type VideoModel } from '../../catalog/models';
+import { InvalidRequestError } from '../errors';
+import { characterTimestamps } from './character';
+import { MAX_PROMPT_CHARS } from './video-create';
+import { parseOrThrow } from './zod-error';
+
+const flag = z.enum(['true', 'false'], { message: "expected 'true' or 'false'" }).transform((v) => v === 'true');
+
+const jsonObject = z.string().transform((value, ctx) => {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  ctx.addIssue({ code: 'custom', message: 'expected a JSON object, as a string' });
+  return z.NEVER;
+});
+
+export const videosCreateFields = z.strictObject({
+  model: z.string().min(1),
+  prompt: z.string().trim().min(1, 'prompt must not be empty').max(MAX_PROMPT_CHARS),
+  seconds: z.string().regex(/^\d{1,3}$/, 'expected a whole number of seconds, for example "8"').transform(Number),
+  size: z.string().min(1),
+  watermark: flag.optional(),
+  private: flag.optional(),
+  style: z.string().trim().min(1).max(100).optional(),
+  metadata: jsonObject.optional(),
+  character_url: z.url({ protocol: /^https?$/ }).optional(),
+  character_timestamps: characterTimestamps.optional(),
+  character_from_task: z.string().min(1).optional(),
+  character_create: z.string().optional(),
+});
+
+export type VideosCreateFields = z.output<typeof videosCreateFields>;
+
+const MOTION_ONLY = ['private', 'style', 'metadata', 'character_url', 'character_timestamps', 'character_from_task', 'character_create'] as const;
+
+export interface ValidatedVideosCreate {
+  fields: VideosCreateFields;
+  model: VideoModel;
+  aspectRatio?: '16:9' | '9:16';
+}
+
+/** `16x9` is the landscape choice of vidgen_3_1 (spec 4.3), `720x1280` the portrait one. */
+const VIDGEN_ASPECT: Record<string, '16:9' | '9:16'> = { '16x9': '16:9', '720x1280': '9:16' };
+
+export function parseVideosCreate(input: Record<string, string>, hasReference: boolean): ValidatedVideosCreate {
+  if (typeof input.model === 'string') {
+    const model = findVideoModel(input.model);
+    if (model && !model.endpoints.includes('videos')) {
+      throw new InvalidRequestError(`The model '${model.id}' is served on POST /v1/video/create (JSON); use that endpoint.`, 'model', 'unsupported_model');
+    }
+  }
+  const fields = parseOrThrow(videosCreateFields, input);
+  const model = findVideoModel(fields.model);
+  if (!model || !model.endpoints.includes('videos')) {
+    throw new InvalidRequestError(
+      `The model '${fields.model}' does not exist on /v1/videos. Models: ${videoModelIds('videos').join(', ')}.`,
+      'model',
+      'model_not_found',
+    );
+  }
+  const seconds = model.seconds ?? [];
+  if (!seconds.includes(fields.seconds)) {
+    throw new InvalidRequestError(`Invalid 'seconds' for model '${model.id}': allowed values are ${seconds.join(', ')}.`, 'seconds');
+  }
+  const sizes = model.sizes ?? [];
+  if (!sizes.includes(fields.size)) {
+    throw new InvalidRequestError(`Invalid 'size' for model '${model.id}': allowed values are ${sizes.join(', ')}.`, 'size');
+  }
+  if (model.family === 'vidgen') {
+    for (const key of MOTION_ONLY) {
+      if (fields[key] !== undefined) {
+        throw new InvalidRequestError(`'${key}' is a motion-model parameter and is not supported by model '${model.id}'.`, key, 'unsupported_parameter');
+      }
+    }
+    if (!hasReference) {
+      throw new InvalidRequestError(`Missing required parameter: 'input_reference' (the base image) for model '${model.id}'.`, 'input_reference', 'missing_required_parameter');
+    }
+    return { fields, model, aspectRatio: VIDGEN_ASPECT[fields.size] };
+  }
+  if (fields.character_timestamps !== undefined && fields.character_url === undefined) {
+    throw new InvalidRequestError(`'character_timestamps' requires 'character_url'.`, 'character_timestamps');
+  }
+  for (const key of ['character_from_task', 'character_create'] as const) {
+    if (fields[key] !== undefined) {
+      throw new InvalidRequestError(`'${key}' is not supported by this gateway yet; use 'character_url'.`, key, 'unsupported_parameter');
+    }
+  }
+  return { fields, model };
+}

@@ -1,0 +1,48 @@
+import type { VideoModel } from '../catalog/models';
+import type { Config } from '../config/env';
+import type { CharacterSource, ImageRef, TaskRequest } from '../tasks/task';
+
+/** The parts of a canonical request that differ between the endpoint families. */
+export interface TaskRequestParts {
+  taskId: string;
+  ownerId: string;
+  model: VideoModel;
+  endpoint: TaskRequest['endpoint'];
+  prompt: string;
+  images: ImageRef[];
+  enhancePrompt?: boolean;
+  enableUpsample?: boolean;
+  aspectRatio?: TaskRequest['aspectRatio'];
+  size?: string;
+  seconds?: number;
+  watermark?: boolean;
+  private?: boolean;
+  character?: CharacterSource;
+  style?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** One canonical TaskRequest, whichever endpoint family the task came through. */
+export function buildTaskRequest(config: Config, parts: TaskRequestParts): TaskRequest {
+  return {
+    taskId: parts.taskId,
+    ownerId: parts.ownerId,
+    model: parts.model.id,
+    family: parts.model.family,
+    endpoint: parts.endpoint,
+    prompt: parts.prompt,
+    enhancePrompt: parts.enhancePrompt ?? false,
+    enableUpsample: parts.enableUpsample ?? false,
+    aspectRatio: parts.aspectRatio,
+    images: parts.images,
+    size: parts.size,
+    seconds: parts.seconds,
+    watermark: parts.watermark ?? true,
+    private: parts.private ?? false,
+    character: parts.character,
+    style: parts.style,
+    metadata: parts.metadata,
+    createdAt: Date.now(),
+    deadlineMs: config.env.TASK_DEADLINE_MINUTES * 60_000,
+  };
+}
