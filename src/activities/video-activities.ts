@@ -87,9 +87,10 @@ export function createVideoActivities(deps: VideoActivityDeps) {
 
   return {
     /** Which channel serves the task; decided once and kept in history, so every later call goes to the same provider. */
-    async planChannel(input: { model: string }): Promise<ChannelPlan> {
-      const channel = channelsFor(deps.channels, input.model)[0];
-      if (!channel) throw ApplicationFailure.nonRetryable(`no upstream channel serves model ${input.model}`, FAILURE_TYPES.noChannel);
+    async planChannel(input: { model: string; channel?: string }): Promise<ChannelPlan> {
+      // A remix must go to the provider that holds its source job.
+      const channel = input.channel ? byName.get(input.channel) : channelsFor(deps.channels, input.model)[0];
+      if (!channel) throw ApplicationFailure.nonRetryable(`no upstream channel ${input.channel ?? ''} serves model ${input.model}`, FAILURE_TYPES.noChannel);
       return {
         channel: channel.name,
         upstreamModel: channel.models[input.model] ?? input.model,
@@ -146,6 +147,15 @@ export function createVideoActivities(deps: VideoActivityDeps) {
           metadata: request.metadata,
         });
       });
+    },
+
+    async submitRemix(input: { request: TaskRequest; plan: ChannelPlan; prompt: string }): Promise<string> {
+      const source = input.request.remixOf;
+      if (!source) throw ApplicationFailure.nonRetryable('not a remix', FAILURE_TYPES.inputRejected);
+      const upstream = client(input.plan.channel);
+      const remix = upstream.remix?.bind(upstream);
+      if (!remix) throw ApplicationFailure.nonRetryable(`channel ${input.plan.channel} cannot remix`, FAILURE_TYPES.upstreamRejected);
+      return mapErrors(() => remix({ taskId: input.request.taskId, sourceJobId: source.jobId, prompt: input.prompt, size: input.request.size }));
     },
 
     async pollVideo(input: { channel: string; jobId: string }): Promise<PollResult> {

@@ -20,6 +20,7 @@ export interface TaskRequestParts {
   character?: CharacterSource;
   style?: string;
   metadata?: Record<string, unknown>;
+  remixOf?: TaskRequest['remixOf'];
 }
 
 /** One canonical TaskRequest, whichever endpoint family the task came through. */
@@ -42,6 +43,7 @@ export function buildTaskRequest(config: Config, parts: TaskRequestParts): TaskR
     character: parts.character,
     style: parts.style,
     metadata: parts.metadata,
+    remixOf: parts.remixOf,
     createdAt: Date.now(),
     deadlineMs: config.env.TASK_DEADLINE_MINUTES * 60_000,
   };

@@ -38,7 +38,7 @@ const vidgen = (
 });
 
 const MOTION_SECONDS = [4, 8, 10, 12, 15, 25] as const;
-const MOTION_SIZES = ['720x1280', '1280x720', '480x480', '1080x1080'] as const;
+export const MOTION_SIZES = ['720x1280', '1280x720', '480x480', '1080x1080'] as const;
 
 const motion = (id: string, durations: readonly number[]): VideoModel => ({
   id,

@@ -50,7 +50,8 @@ const createSchema = z.strictObject({
     return z.NEVER;
   })]).optional(),
 });
-const remixSchema = z.strictObject({ prompt });
+// size: an extension of compatible providers (the gateway sends it when a remix overrides the size).
+const remixSchema = z.strictObject({ prompt, size: z.enum(SIZES).optional() });
 const characterSchema = z.strictObject({
   name: z.string().min(1).max(80),
   video: z.instanceof(Uint8Array),
@@ -282,9 +283,9 @@ async function remixVideo(ctx: Ctx): Promise<Reply> {
   return submitVideo(ctx, parsed.data.prompt, {
     model: source.model,
     seconds: source.seconds ?? '4',
-    size: source.size,
+    size: parsed.data.size ?? source.size,
     remixedFrom: source.id,
-    params: {},
+    params: parsed.data.size ? { size: parsed.data.size } : {},
   });
 }
 

@@ -19,6 +19,13 @@ export interface CharacterSource {
   timestamps?: string;
 }
 
+/** The finished task a remix starts from, and its job at the provider that made it. */
+export interface RemixSource {
+  taskId: string;
+  channel: string;
+  jobId: string;
+}
+
 export interface TaskRequest {
   taskId: string;
   ownerId: string;
@@ -40,6 +47,7 @@ export interface TaskRequest {
   /** Motion extensions (/v1/videos): a style preset and the caller's metadata, forwarded to compatible providers. */
   style?: string;
   metadata?: Record<string, unknown>;
+  remixOf?: RemixSource;
   /** Unix ms. */
   createdAt: number;
   /** How long the task may take before it fails as timed out. */

@@ -1,6 +1,6 @@
 /**
  * One video task = one workflow (workflow id = public task id).
- * plan channel -> (enhance prompt) -> (create character) -> submit -> poll on durable timers
+ * plan channel -> (enhance prompt) -> (create character) -> submit (or remix) -> poll on durable timers
  * -> store the file in gateway storage -> completed. Any terminal failure -> failed with a reason.
  * Deterministic: all I/O is in activities; state is published as memo + search attributes
  * (readable with no worker running) and answered live by the `state` query.
@@ -47,7 +47,7 @@ function upstreamActivities(plan: ChannelPlan) {
   return {
     // Stubs are proxies with no own keys, so each is picked by name rather than spread.
     ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '90s', retry: { ...retry, maximumAttempts: 4 } }), 'enhancePrompt'),
-    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', scheduleToCloseTimeout: '1h', retry }), 'submitVideo', 'createCharacter'),
+    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', scheduleToCloseTimeout: '1h', retry }), 'submitVideo', 'submitRemix', 'createCharacter'),
     // Polls are short GETs: as local activities they run inside the workflow task, which
     // halves the server round trips of every poll iteration (the dominant load with many
     // tasks in flight). A provider outage longer than 2 h fails the task rather than
@@ -96,8 +96,8 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
     if (input.resume) {
       ({ plan, jobId, submittedAt } = input.resume);
     } else {
-      plan = await planChannel({ model: request.model });
-      const { enhancePrompt, createCharacter, submitVideo } = upstreamActivities(plan);
+      plan = await planChannel({ model: request.model, channel: request.remixOf?.channel });
+      const { enhancePrompt, createCharacter, submitVideo, submitRemix } = upstreamActivities(plan);
       let prompt = request.prompt;
       if (request.enhancePrompt) {
         prompt = await enhancePrompt({ prompt: request.prompt }).catch(() => request.prompt);
@@ -108,7 +108,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
         const character = await createCharacter({ taskId: request.taskId, channel: plan.channel, source: request.character });
         characterIds.push(character.id);
       }
-      jobId = await submitVideo({ request, plan, prompt, characterIds });
+      jobId = request.remixOf ? await submitRemix({ request, plan, prompt }) : await submitVideo({ request, plan, prompt, characterIds });
       submittedAt = Date.now();
       publish({ upstream: { channel: plan.channel, jobId } });
     }

@@ -192,3 +192,69 @@ describe('bad input', () => {
     await expect(new OpenAI({ apiKey: 'sk-proj-foreign', baseURL: `${gw.url}/v1`, maxRetries: 0 }).videos.retrieve('x')).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 });
+
+describe('remix', () => {
+  async function completedMotion(prompt: string): Promise<string> {
+    const created = (await openai.videos.create({ model: 'motion-2-pro', prompt, seconds: seconds('15'), size: size('720x1280') })) as unknown as { id: string };
+    const { final } = await retrieveUntilDone(created.id);
+    expect(final.status).toBe('completed');
+    return created.id;
+  }
+
+  test('openai.videos.remix of a completed motion task: a linked task with its own workflow', async () => {
+    const sourceId = await completedMotion('the original [sim:ms=300]');
+    const remix = (await openai.videos.remix(sourceId, { prompt: 'the same, at night [sim:ms=300]' })) as unknown as Record<string, unknown>;
+    expect(remix.id).toMatch(/^motion-2-pro:remix-\d+-[a-z0-9]+$/);
+    expect(remix).toEqual({ id: remix.id, object: 'video', status: 'pending', progress: 0 });
+
+    const { final } = await retrieveUntilDone(remix.id as string);
+    expect(final).toMatchObject({ status: 'completed', model: 'motion-2-pro', seconds: 15, size: '720x1280', progress: 100 });
+    expect((await fetch(final.video_url as string)).status).toBe(200);
+
+    // The upstream remix was called on the source's upstream job, which the source's workflow holds.
+    const sourceJob = ((await temporal.workflow.getHandle(sourceId).describe()).memo?.state as { upstream: { jobId: string } }).upstream.jobId;
+    const remixJob = ((await temporal.workflow.getHandle(remix.id as string).describe()).memo?.state as { upstream: { jobId: string } }).upstream.jobId;
+    const job = await call<{ remixedFrom: string | null }>(`${gw.simulatorUrl}/_sim/jobs/${remixJob}`);
+    expect(job.body.remixedFrom).toBe(sourceJob);
+    expect(remixJob).not.toBe(sourceJob);
+  });
+
+  test('a size override is kept on the remix', async () => {
+    const sourceId = await completedMotion('square later [sim:ms=200]');
+    const res = await call<{ id: string }>(`${gw.url}/v1/videos/${encodeURIComponent(sourceId)}/remix`, { key, json: { prompt: 'square now [sim:ms=200]', size: '1080x1080' } });
+    expect(res.status).toBe(200);
+    const { final } = await retrieveUntilDone(res.body.id);
+    expect(final).toMatchObject({ status: 'completed', size: '1080x1080' });
+  });
+
+  test('remix of an unfinished, failed, unknown, foreign or vidgen task, or without a prompt: a clear 4xx', async () => {
+    const remix = (id: string, json: unknown = { prompt: 'again' }, k = key) =>
+      call<{ error: { code: string; param: string | null } }>(`${gw.url}/v1/videos/${encodeURIComponent(id)}/remix`, { key: k, json });
+
+    const running = (await openai.videos.create({ model: 'motion-2', prompt: 'still going [sim:ms=5000]', seconds: seconds('4'), size: size('480x480') })) as unknown as { id: string };
+    const unfinished = await remix(running.id);
+    expect(unfinished.status).toBe(409);
+    expect(unfinished.body.error.code).toBe('invalid_video_state');
+
+    const failed = (await openai.videos.create({ model: 'motion-2', prompt: 'broken [sim:fail] [sim:ms=100]', seconds: seconds('4'), size: size('480x480') })) as unknown as { id: string };
+    await retrieveUntilDone(failed.id);
+    expect((await remix(failed.id)).status).toBe(409);
+
+    expect((await remix('motion-2:1795335070122-doesnotexist')).status).toBe(404);
+    const sourceId = await completedMotion('mine [sim:ms=100]');
+    expect((await remix(sourceId, { prompt: 'theirs' }, await gw.issueKey('stranger'))).status).toBe(404);
+
+    const vidgen = await createTask(gw.url, key, { model: 'vidgen2', prompt: 'not remixable [sim:ms=100]' });
+    await waitForTerminal(gw.url, key, vidgen.id);
+    const notMotion = await remix(vidgen.id);
+    expect(notMotion.status).toBe(400);
+    expect(notMotion.body.error.code).toBe('unsupported_model');
+
+    const noPrompt = await remix(sourceId, {});
+    expect(noPrompt.status).toBe(400);
+    expect(noPrompt.body.error.param).toBe('prompt');
+    const badSize = await remix(sourceId, { prompt: 'x', size: '16x9' });
+    expect(badSize.status).toBe(400);
+    expect(badSize.body.error.param).toBe('size');
+  });
+});

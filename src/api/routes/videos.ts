@@ -1,20 +1,24 @@
 import fs from 'node:fs';
 import Router from '@koa/router';
-import { isTaskIdShape, newTaskId, newVideoObjectId } from '../../catalog/task-id';
+import { findVideoModel } from '../../catalog/models';
+import { isTaskIdShape, newRemixTaskId, newTaskId, newVideoObjectId } from '../../catalog/task-id';
 import { IMAGE_EXTENSIONS, sniffImage } from '../../net/media';
 import { storageKeys } from '../../storage/blob-store';
 import type { TaskState } from '../../tasks/task';
 import type { GatewayState } from '../context';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
 import { channelCheck } from '../channel-check';
+import { jsonBody } from '../middleware/json-body';
 import { multipartBody, readForm } from '../middleware/multipart-body';
 import { parseVideosCreate } from '../schemas/videos-create';
+import { videosRemixBody } from '../schemas/videos-remix';
+import { parseOrThrow } from '../schemas/zod-error';
 import { buildTaskRequest } from '../task-request';
 import { videoUrlOf } from '../views/video-task';
-import { videoContentView, videoObjectCreateView, videoStatusView } from '../views/videos';
+import { videoContentView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/videos';
 import type { VideoRouteDeps } from './video';
 
-/** The multipart family: POST /v1/videos, GET /v1/videos/{id}, GET /v1/videos/{id}/content (spec 4.3-4.6). */
+/** The /v1/videos family: create (multipart), retrieve, content and remix (spec 4.3-4.7). */
 export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const env = deps.config.env;
@@ -71,6 +75,33 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
 
   router.get('/v1/videos/:id', async (ctx) => {
     ctx.body = videoStatusView(await ownTask(ctx.params.id, ctx.state.apiKey!.id), deps.signer);
+  });
+
+  router.post('/v1/videos/:id/remix', ...jsonBody(64 * 1024), async (ctx) => {
+    const body = parseOrThrow(videosRemixBody, ctx.request.body);
+    const source = await ownTask(ctx.params.id, ctx.state.apiKey!.id);
+    if (source.family !== 'motion') {
+      throw new InvalidRequestError(`Only motion videos can be remixed; '${source.id}' is a ${source.model} video.`, 'id', 'unsupported_model');
+    }
+    if (source.status !== 'completed' || !source.upstream) {
+      throw new ConflictError(`Only completed videos can be remixed; this one is ${source.status}.`, 'id', 'invalid_video_state');
+    }
+    const model = findVideoModel(source.model);
+    if (!model) throw new InvalidRequestError(`The model '${source.model}' is no longer served.`, 'id', 'model_not_found');
+    const request = buildTaskRequest(deps.config, {
+      taskId: newRemixTaskId(model.id),
+      ownerId: ctx.state.apiKey!.id,
+      model,
+      endpoint: 'videos',
+      prompt: body.prompt,
+      images: [],
+      size: body.size ?? source.size,
+      seconds: source.seconds,
+      remixOf: { taskId: source.id, channel: source.upstream.channel, jobId: source.upstream.jobId },
+    });
+    const state = await deps.tasks.start(request);
+    ctx.state.log.info({ taskId: state.id, remixOf: source.id }, 'remix created');
+    ctx.body = videoRemixView(state);
   });
 
   router.get('/v1/videos/:id/content', async (ctx) => {

@@ -48,6 +48,11 @@ export function videoStatusView(state: TaskState, signer: UrlSigner): VideoStatu
   return view;
 }
 
+/** Spec 2.2 remix response. */
+export function videoRemixView(state: TaskState): { id: string; object: 'video'; status: TaskStatus; progress: number } {
+  return { id: state.id, object: 'video', status: state.status, progress: state.progress };
+}
+
 export interface VideoContentView {
   id: string;
   status: 'completed';

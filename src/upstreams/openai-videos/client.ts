@@ -30,6 +30,18 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
       return upstreamFetch('videos content', ref.url, { headers: auth }, timeoutMs);
     },
 
+    async remix(input) {
+      const body: Record<string, string> = { prompt: input.prompt };
+      if (input.size && channel.sendExtensions) body.size = input.size;
+      const res = await upstreamFetch(
+        'videos remix',
+        `${channel.baseUrl}/v1/videos/${encodeURIComponent(input.sourceJobId)}/remix`,
+        { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': `${input.taskId}:submit` }, body: JSON.stringify(body) },
+        timeoutMs,
+      );
+      return (await readJson('videos remix', res, openAiVideo)).id;
+    },
+
     async createCharacter(name: string, clip: Buffer, timestamps?: string) {
       const form = new FormData();
       form.set('name', name);
