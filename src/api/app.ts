@@ -17,6 +17,7 @@ import { adminRoutes } from './routes/admin';
 import { fileRoutes } from './routes/files';
 import { videoRoutes } from './routes/video';
 import { videosRoutes } from './routes/videos';
+import { chatCompletionsRoutes } from './routes/chat-completions';
 
 export interface ApiDeps {
   config: Config;
@@ -58,6 +59,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   v1.use('/v1', bearerAuth(deps.keys));
   v1.use(videoRoutes(deps).routes());
   v1.use(videosRoutes(deps).routes());
+  v1.use(chatCompletionsRoutes(deps).routes());
   app.use(v1.routes());
   return app;
 }

@@ -44,6 +44,8 @@ export const envSchema = z.object({
   STATUS_QUERY_TIMEOUT_MS: int(50, 30_000).default(1500),
   /** memo: status reads describe the workflow; query: running tasks answer the `state` query first. */
   STATUS_SOURCE: z.enum(['memo', 'query']).default('memo'),
+  /** How often a streamed video chat completion re-reads its task for progress. */
+  STREAM_POLL_MS: int(50, 60_000).default(1000),
 
   // Upstream channels
   CHANNELS_FILE: optionalString,

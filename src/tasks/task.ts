@@ -4,6 +4,9 @@
  */
 import type { VideoEndpoint, VideoFamily } from '../catalog/models';
 
+/** The endpoint family a task came through: the two video families, or a chat completion. */
+export type TaskEndpoint = VideoEndpoint | 'chat';
+
 export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed'];
@@ -32,7 +35,7 @@ export interface TaskRequest {
   model: string;
   family: VideoFamily;
   /** The endpoint family that created the task; views of other families still read it. */
-  endpoint: VideoEndpoint;
+  endpoint: TaskEndpoint;
   prompt: string;
   enhancePrompt: boolean;
   enableUpsample: boolean;
@@ -71,7 +74,7 @@ export interface TaskState {
   ownerId: string;
   model: string;
   family: VideoFamily;
-  endpoint: VideoEndpoint;
+  endpoint: TaskEndpoint;
   status: TaskStatus;
   /** 0-100, never decreases. */
   progress: number;

@@ -1,0 +1,108 @@
+import { PassThrough } from 'node:stream';
+import Router from '@koa/router';
+import { findVideoModel } from '../../catalog/models';
+import { newTaskId } from '../../catalog/task-id';
+import { watchTask } from '../../tasks/watch';
+import type { TaskState } from '../../tasks/task';
+import { channelCheck } from '../channel-check';
+import type { GatewayState } from '../context';
+import { InvalidRequestError } from '../errors';
+import { jsonBody } from '../middleware/json-body';
+import { chatVideoBody, promptOf } from '../schemas/chat-video';
+import { parseOrThrow } from '../schemas/zod-error';
+import { buildTaskRequest } from '../task-request';
+import { videoUrlOf } from '../views/video-task';
+import { chatChunk, chatCompletion, chatLines, finishReasonOf, type ChunkContext } from '../views/chat-video';
+import type { VideoRouteDeps } from './video';
+
+/** SSE comments keep idle proxies from closing a stream while a video renders. */
+const KEEPALIVE_MS = 15_000;
+
+/**
+ * POST /v1/chat/completions for motion models (spec 4.10, 6). stream: true sends
+ * chat.completion.chunk events as the task moves; stream: false answers once the task ends
+ * with the same lines as one message. Either way a client that leaves ends only its own
+ * response: the task runs on and stays readable by id.
+ */
+export function chatCompletionsRoutes(deps: VideoRouteDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  const requireChannel = channelCheck(deps.channels);
+
+  router.post('/v1/chat/completions', ...jsonBody(deps.config.env.MAX_JSON_BODY_BYTES), async (ctx) => {
+    const body = parseOrThrow(chatVideoBody, ctx.request.body);
+    const model = findVideoModel(body.model);
+    if (!model || model.family !== 'motion') {
+      const hint = model ? ` Video model '${model.id}' is served on ${model.endpoints.includes('videos') ? 'POST /v1/videos' : 'POST /v1/video/create'}.` : '';
+      throw new InvalidRequestError(`The model '${body.model}' is not available on /v1/chat/completions.${hint}`, 'model', 'model_not_found');
+    }
+    requireChannel(model.id);
+    const ownerId = ctx.state.apiKey!.id;
+    const request = buildTaskRequest(deps.config, {
+      taskId: newTaskId(model.id),
+      ownerId,
+      model,
+      endpoint: 'chat',
+      prompt: promptOf(body),
+      images: [],
+      size: '720x1280',
+      seconds: model.durations?.[0],
+    });
+    const started = await deps.tasks.start(request);
+    ctx.state.log.info({ taskId: started.id, model: model.id, stream: body.stream === true }, 'task created');
+
+    const chunk: ChunkContext = { id: `chatcmpl-${started.id.replace(/[^a-z0-9]/gi, '')}`, created: started.createdAt, model: model.id };
+    const abort = new AbortController();
+    // The response's close (not the request's: that fires once the body is read) means the
+    // client is gone or the answer is complete; either way the watcher can stop.
+    ctx.res.once('close', () => abort.abort());
+    const read = () => deps.tasks.get(started.id, ownerId);
+    const linesFor = (state: TaskState, previous: TaskState | null): string[] => {
+      const lines: string[] = [];
+      if (state.progress > (previous?.progress ?? 0)) lines.push(chatLines.progress(state.progress));
+      if (state.status === 'completed') lines.push(chatLines.videoUrl(videoUrlOf(state, deps.signer) ?? ''));
+      if (state.status === 'failed') lines.push(chatLines.failed(state));
+      return lines;
+    };
+
+    if (body.stream !== true) {
+      let previous: TaskState | null = null;
+      const lines = [chatLines.taskId(started.id)];
+      const final = await watchTask(read, (state) => {
+        lines.push(...linesFor(state, previous));
+        previous = state;
+      }, { everyMs: deps.config.env.STREAM_POLL_MS, signal: abort.signal });
+      ctx.body = chatCompletion(chunk, lines.join(''), final ? finishReasonOf(final) : 'stop');
+      return;
+    }
+
+    const stream = new PassThrough();
+    const send = (payload: unknown) => {
+      if (!stream.writableEnded) stream.write(`data: ${JSON.stringify(payload)}\n\n`);
+    };
+    ctx.status = 200;
+    ctx.set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', connection: 'keep-alive' });
+    ctx.body = stream;
+    send(chatChunk(chunk, { role: 'assistant', content: chatLines.taskId(started.id) }));
+    const keepalive = setInterval(() => stream.write(': keep-alive\n\n'), KEEPALIVE_MS);
+
+    void (async () => {
+      let previous: TaskState | null = null;
+      try {
+        const final = await watchTask(read, (state) => {
+          for (const content of linesFor(state, previous)) send(chatChunk(chunk, { content }));
+          previous = state;
+        }, { everyMs: deps.config.env.STREAM_POLL_MS, signal: abort.signal });
+        if (final && !abort.signal.aborted) send(chatChunk(chunk, {}, finishReasonOf(final)));
+      } catch (err) {
+        // A read failed mid-stream (Temporal unreachable): say so in the stream, then end it.
+        ctx.state.log.warn({ err: (err as Error).message, taskId: started.id }, 'stream ended early');
+        send({ error: { message: `The task status could not be read; the task continues: read it with GET /v1/videos/${started.id}.`, type: 'server_error', param: null, code: 'stream_interrupted' } });
+      } finally {
+        clearInterval(keepalive);
+        if (!stream.writableEnded) stream.end('data: [DONE]\n\n');
+      }
+    })();
+  });
+
+  return router;
+}
