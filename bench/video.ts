@@ -7,6 +7,9 @@
  *   creates/s, create latency p50/p99, query latency p50/p99 (while all N are in flight),
  *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed),
  *   and the peak RSS of the API and worker processes.
+ * Then the other paths, with the first N: /v1/videos (multipart create, retrieve) and video
+ * chat completions streamed by 50 concurrent clients (time to the first chunk, and the lag
+ * from upstream completion to the video_url event).
  * Results also go to bench-results/video-<time>.json.
  */
 import fs from 'node:fs';
@@ -177,17 +180,86 @@ async function main(): Promise<void> {
       console.log(`  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`);
       console.log(`  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB\n`);
     }
+    const paths = await benchOtherPaths({ api, auth, simUrl, temporal, n: opts.tasks[0] ?? 100, opts });
     await temporal.connection.close();
     const out = path.join(root, 'bench-results');
     fs.mkdirSync(out, { recursive: true });
     const file = path.join(out, `video-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify({ options: opts, results }, null, 2));
+    fs.writeFileSync(file, JSON.stringify({ options: opts, results, paths }, null, 2));
     console.log(`results written to ${path.relative(root, file)}`);
   } finally {
     await Promise.all(children.map((c) => c.stop()));
     await temporalServer.stop();
     fs.rmSync(runDir, { recursive: true, force: true });
   }
+}
+
+/** /v1/videos (multipart) and streamed chat completions, measured on their own. */
+async function benchOtherPaths(args: { api: string; auth: Record<string, string>; simUrl: string; temporal: Client; n: number; opts: Options }) {
+  const { api, auth, simUrl, temporal, n, opts } = args;
+  const ids: string[] = [];
+  const createLatencies: number[] = [];
+  const startedAt = performance.now();
+  await pool(Array.from({ length: n }, (_, i) => i), opts.concurrency, async (i) => {
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ model: 'motion-2', prompt: `videos ${i} [sim:ms=${opts.jobMs}]`, seconds: '4', size: '480x480' })) form.set(k, v);
+    const t0 = performance.now();
+    const res = await fetch(`${api}/v1/videos`, { method: 'POST', headers: auth, body: form });
+    const body = (await res.json()) as { id?: string };
+    createLatencies.push(performance.now() - t0);
+    if (body.id) ids.push(body.id);
+  });
+  const createsPerSecond = n / ((performance.now() - startedAt) / 1000);
+  const retrieveLatencies: number[] = [];
+  const until = performance.now() + (opts.querySeconds * 1000) / 2;
+  await Promise.all(Array.from({ length: opts.concurrency }, async () => {
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      const res = await fetch(`${api}/v1/videos/${encodeURIComponent(ids[Math.floor(Math.random() * ids.length)]!)}`, { headers: auth });
+      await res.arrayBuffer();
+      retrieveLatencies.push(performance.now() - t0);
+    }
+  }));
+  console.log(`/v1/videos (multipart), ${n} tasks`);
+  console.log(`  create   ${createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(percentile(createLatencies, 50))}   p99 ${ms(percentile(createLatencies, 99))}`);
+  console.log(`  retrieve ${retrieveLatencies.length} reads   p50 ${ms(percentile(retrieveLatencies, 50))}   p99 ${ms(percentile(retrieveLatencies, 99))}\n`);
+
+  // Streams: shorter jobs, one client per stream, all at once.
+  const streams = Math.min(50, n);
+  const streamJobMs = Math.max(3000, Math.floor(opts.jobMs / 3));
+  const firstChunk: number[] = [];
+  const urlLag: number[] = [];
+  let streamErrors = 0;
+  await Promise.all(Array.from({ length: streams }, async (_, i) => {
+    const t0 = performance.now();
+    const res = await fetch(`${api}/v1/chat/completions`, {
+      method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'motion-2', stream: true, messages: [{ role: 'user', content: `stream ${i} [sim:ms=${streamJobMs}]` }] }),
+    });
+    if (!res.body) return void streamErrors++;
+    let buffer = '';
+    let taskId = '';
+    let urlAt = 0;
+    for await (const piece of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += Buffer.from(piece).toString('utf8');
+      if (!taskId && buffer.includes('task_id: ')) {
+        firstChunk.push(performance.now() - t0);
+        taskId = /task_id: ([^\\"]+)/.exec(buffer)?.[1] ?? '';
+      }
+      if (!urlAt && buffer.includes('video_url: ')) urlAt = Date.now();
+    }
+    if (!taskId || !urlAt) return void streamErrors++;
+    const state = (await temporal.workflow.getHandle(taskId).describe()).memo?.state as { upstream?: { jobId: string } };
+    const job = (await (await fetch(`${simUrl}/_sim/jobs/${encodeURIComponent(state.upstream?.jobId.split('/').pop() ?? '')}`)).json()) as { completedAt: number };
+    urlLag.push(urlAt - job.completedAt);
+  }));
+  console.log(`chat completions, ${streams} concurrent streams (job ${streamJobMs} ms)`);
+  console.log(`  first chunk (task_id)   p50 ${ms(percentile(firstChunk, 50))}   p99 ${ms(percentile(firstChunk, 99))}`);
+  console.log(`  lag      upstream completed -> video_url event   p50 ${ms(percentile(urlLag, 50))}   p99 ${ms(percentile(urlLag, 99))}   (${urlLag.length} streams, ${streamErrors} errors)\n`);
+  return {
+    videos: { tasks: n, createsPerSecond, createP50: percentile(createLatencies, 50), createP99: percentile(createLatencies, 99), retrieveP50: percentile(retrieveLatencies, 50), retrieveP99: percentile(retrieveLatencies, 99) },
+    streams: { streams, firstChunkP50: percentile(firstChunk, 50), firstChunkP99: percentile(firstChunk, 99), urlLagP50: percentile(urlLag, 50), urlLagP99: percentile(urlLag, 99), errors: streamErrors },
+  };
 }
 
 main().catch((err) => {
