@@ -13,6 +13,7 @@ import { startApiServer } from './api/server';
 import { startSimulator } from './simulator/server';
 import { openStore } from './store/open';
 import { startDevServer } from './temporal/dev-server';
+import { ensureRetention } from './temporal/namespace-retention';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 import { installTemporalRuntime } from './temporal/runtime';
 import { connectNative, createGatewayWorker } from './worker';
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     const clientConnection = await Connection.connect({ address: config.temporalAddress });
     stops.push(() => clientConnection.close());
     if (!config.embeddedTemporal) await ensureSearchAttributes(clientConnection, env.TEMPORAL_NAMESPACE, logger);
+    await ensureRetention(clientConnection, env.TEMPORAL_NAMESPACE, env.TASK_RETENTION_DAYS, config.embeddedTemporal, logger);
 
     const nativeConnection = await connectNative(config.temporalAddress, env.TEMPORAL_NAMESPACE, logger);
     const worker = await createGatewayWorker(config, logger, nativeConnection);

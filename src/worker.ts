@@ -13,6 +13,7 @@ import { loadConfig, type Config } from './config/env';
 import { workflowBundlePath } from './config/paths';
 import { createLogger } from './log';
 import { BlobStore } from './storage/blob-store';
+import { ensureRetention } from './temporal/namespace-retention';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 import { installTemporalRuntime } from './temporal/runtime';
 
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
   const connection = await connectNative(config.temporalAddress, config.env.TEMPORAL_NAMESPACE, logger);
   const client = await Connection.connect({ address: config.temporalAddress });
   await ensureSearchAttributes(client, config.env.TEMPORAL_NAMESPACE, logger);
+  await ensureRetention(client, config.env.TEMPORAL_NAMESPACE, config.env.TASK_RETENTION_DAYS, false, logger);
   await client.close();
   const worker = await createGatewayWorker(config, logger, connection);
   const running = worker.run();

@@ -19,6 +19,8 @@ import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../ups
 import { videoClientFor } from '../upstreams/video-clients';
 import { FAILURE_TYPES, type ChannelPlan } from '../workflows/video-task-types';
 import type { PromptEnhancer } from './prompt-enhancer';
+// The simulator's small profile PNG doubles as the default avatar for providers that have no picture.
+import { PROFILE_PNG as DEFAULT_AVATAR_PNG } from '../simulator/assets';
 
 export interface VideoActivityDeps {
   channels: readonly VideoChannel[];
@@ -105,22 +107,31 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       return deps.enhancer.enhance(input.prompt);
     },
 
-    async createCharacter(input: { taskId: string; channel: string; source: CharacterSource }): Promise<{ id: string; name: string }> {
+    async createCharacter(input: { taskId: string; channel: string; source: CharacterSource; name?: string }): Promise<{ id: string; name: string }> {
       const upstream = client(input.channel);
       if (!upstream.createCharacter) {
         throw ApplicationFailure.nonRetryable(`channel ${input.channel} cannot create characters`, FAILURE_TYPES.upstreamRejected);
       }
       const create = upstream.createCharacter;
       return mapErrors(async () => {
-        const clip = await guardedFetch(input.source.url, {
-          allowPrivate: deps.fetchAllowPrivate,
-          maxBytes: deps.fetchMaxBytes,
-          timeoutMs: deps.upstreamTimeoutMs,
-        });
-        if (!isMp4(clip.bytes)) throw new FetchRejectedError('character_url is not an MP4 video');
-        const name = `gw_${randomBytes(5).toString('hex')}`;
-        return create(name, clip.bytes, input.source.timestamps);
+        const source = input.source;
+        const clip =
+          source.kind === 'task'
+            ? await deps.blobs.read(source.videoKey)
+            : (await guardedFetch(source.url, { allowPrivate: deps.fetchAllowPrivate, maxBytes: deps.fetchMaxBytes, timeoutMs: deps.upstreamTimeoutMs })).bytes;
+        if (!isMp4(clip)) throw new FetchRejectedError(`${source.kind === 'url' ? 'the character URL' : 'the source task'} is not an MP4 video`);
+        const name = input.name ?? `gw_${randomBytes(5).toString('hex')}`;
+        return create(name, clip, source.timestamps);
       });
+    },
+
+    /** The provider's picture of the character when it has one, else the gateway's default avatar. */
+    async storeProfilePicture(input: { characterId: string; channel: string; upstreamId: string }): Promise<string> {
+      const upstream = client(input.channel);
+      const key = `characters/${input.characterId}.png`;
+      const picture = await mapErrors(async () => (upstream.profilePicture ? await upstream.profilePicture(input.upstreamId) : null));
+      await deps.blobs.write(key, picture ?? DEFAULT_AVATAR_PNG);
+      return key;
     },
 
     async submitVideo(input: { request: TaskRequest; plan: ChannelPlan; prompt: string; characterIds: string[] }): Promise<string> {
@@ -142,7 +153,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
           enableUpsample: request.enableUpsample,
           watermark: request.watermark,
           private: request.private,
-          characterIds: input.characterIds,
+          characterIds: [...(request.cast?.characterIds ?? []), ...input.characterIds],
           style: request.style,
           metadata: request.metadata,
         });

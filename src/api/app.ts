@@ -6,6 +6,7 @@ import type { Config } from '../config/env';
 import type { BlobStore } from '../storage/blob-store';
 import type { UrlSigner } from '../storage/signed-url';
 import type { KeyStore } from '../store/keys';
+import type { CharacterService } from '../tasks/character-service';
 import type { TaskService } from '../tasks/task-service';
 import type { GatewayState } from './context';
 import type { HealthReport } from './health';
@@ -18,10 +19,12 @@ import { fileRoutes } from './routes/files';
 import { videoRoutes } from './routes/video';
 import { videosRoutes } from './routes/videos';
 import { chatCompletionsRoutes } from './routes/chat-completions';
+import { characterRoutes } from './routes/characters';
 
 export interface ApiDeps {
   config: Config;
   channels: readonly VideoChannel[];
+  characters: CharacterService;
   logger: Logger;
   keys: KeyStore;
   tasks: TaskService;
@@ -61,5 +64,10 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   v1.use(videosRoutes(deps).routes());
   v1.use(chatCompletionsRoutes(deps).routes());
   app.use(v1.routes());
+
+  const motion = new Router<GatewayState>();
+  motion.use('/motion/v1', bearerAuth(deps.keys));
+  motion.use(characterRoutes(deps).routes());
+  app.use(motion.routes());
   return app;
 }

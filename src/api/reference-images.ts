@@ -12,6 +12,25 @@ export interface ImageIntakeOptions {
 }
 
 /**
+ * A user URL the worker will fetch: http(s), and not a literal private address (names that
+ * resolve to one are refused by the guard at connect time). Returns the normalised URL.
+ */
+export function assertFetchable(value: string, param: string, allowPrivate: boolean, alternative = ''): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidRequestError(`${param} must be an http(s) URL${alternative}.`, param);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidRequestError(`${param} must be an http(s) URL${alternative}.`, param);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && (host === 'localhost' || (net.isIP(host) && isPrivateAddress(host)))) {
+    throw new InvalidRequestError(`${param} points at a private network address, which this gateway does not fetch.`, param, 'private_address');
+  }
+  return url.href;
+}
+
+/**
  * `images` entries: http(s) URLs are fetched later by the worker (through the private-range
  * guard; literal private addresses are refused here already), base64 data: URLs are decoded,
  * checked to really be images and stored now, so workflow history carries a key, not megabytes.
@@ -31,20 +50,7 @@ export async function intakeImages(taskId: string, images: readonly string[], op
       refs.push({ kind: 'stored', key, mimeType, bytes: decoded.bytes.length });
       continue;
     }
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw new InvalidRequestError(`${param} must be an http(s) URL or a base64 data: URL.`, param);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new InvalidRequestError(`${param} must be an http(s) URL or a base64 data: URL.`, param);
-    }
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!opts.allowPrivate && (host === 'localhost' || (net.isIP(host) && isPrivateAddress(host)))) {
-      throw new InvalidRequestError(`${param} points at a private network address, which this gateway does not fetch.`, param, 'private_address');
-    }
-    refs.push({ kind: 'url', url: url.href });
+    refs.push({ kind: 'url', url: assertFetchable(value, param, opts.allowPrivate, ' or a base64 data: URL') });
   }
   return refs;
 }

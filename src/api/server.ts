@@ -16,6 +16,7 @@ import type { Db } from '../store/db';
 import { KeyStore } from '../store/keys';
 import { openStore } from '../store/open';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
+import { CharacterService } from '../tasks/character-service';
 import { TaskService } from '../tasks/task-service';
 import { createApp } from './app';
 import { createHealthProbe } from './health';
@@ -47,8 +48,14 @@ export async function startApiServer(opts: {
     queryTimeoutMs: env.STATUS_QUERY_TIMEOUT_MS,
     source: env.STATUS_SOURCE,
   });
+  const characters = new CharacterService(tasks.client, {
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
+    rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
+    createTimeoutMs: 120_000,
+  });
   const app = createApp({
     config,
+    characters,
     channels: loadVideoChannels(config),
     logger,
     keys,

@@ -21,6 +21,7 @@ export interface TaskRequestParts {
   style?: string;
   metadata?: Record<string, unknown>;
   remixOf?: TaskRequest['remixOf'];
+  cast?: TaskRequest['cast'];
 }
 
 /** One canonical TaskRequest, whichever endpoint family the task came through. */
@@ -44,6 +45,7 @@ export function buildTaskRequest(config: Config, parts: TaskRequestParts): TaskR
     style: parts.style,
     metadata: parts.metadata,
     remixOf: parts.remixOf,
+    cast: parts.cast,
     createdAt: Date.now(),
     deadlineMs: config.env.TASK_DEADLINE_MINUTES * 60_000,
   };

@@ -58,6 +58,8 @@ export const envSchema = z.object({
   UPSTREAM_RETRY_INITIAL_MS: int(10, 600_000).default(2000),
   UPSTREAM_RETRY_MAX_MS: int(10, 3_600_000).default(60_000),
   TASK_DEADLINE_MINUTES: int(1, 7 * 24 * 60).default(180),
+  /** How long finished tasks stay readable (the Temporal namespace's retention). */
+  TASK_RETENTION_DAYS: int(1, 3650).default(30),
 
   // Prompt enhancement (OpenAI chat-completions compatible endpoint); unset = pass-through
   PROMPT_ENHANCER_BASE_URL: optionalString,

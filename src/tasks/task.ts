@@ -16,10 +16,15 @@ export type ImageRef =
   | { kind: 'url'; url: string }
   | { kind: 'stored'; key: string; mimeType: string; bytes: number };
 
-export interface CharacterSource {
-  url: string;
-  /** `<start>,<end>` in seconds, already validated (1-3 s span). */
-  timestamps?: string;
+/** Where a character's clip comes from: a URL (fetched through the guard) or a finished task's stored video. */
+export type CharacterSource =
+  | { kind: 'url'; url: string; timestamps?: string }
+  | { kind: 'task'; taskId: string; videoKey: string; timestamps?: string };
+
+/** Characters already made (`@username` in the prompt), cast on the channel that holds them. */
+export interface CastCharacters {
+  channel: string;
+  characterIds: string[];
 }
 
 /** The finished task a remix starts from, and its job at the provider that made it. */
@@ -47,6 +52,7 @@ export interface TaskRequest {
   watermark: boolean;
   private: boolean;
   character?: CharacterSource;
+  cast?: CastCharacters;
   /** Motion extensions (/v1/videos): a style preset and the caller's metadata, forwarded to compatible providers. */
   style?: string;
   metadata?: Record<string, unknown>;
@@ -61,6 +67,18 @@ export interface TaskError {
   /** Machine-readable cause: upstream_rejected, upstream_failed, content_filtered, timeout, ... */
   code: string;
   message: string;
+}
+
+/** A character: made by its own workflow (id = workflow id), owned by one key. */
+export interface CharacterState {
+  id: string;
+  username: string;
+  ownerId: string;
+  channel: string;
+  upstreamId: string;
+  profileKey: string;
+  /** Unix seconds. */
+  createdAt: number;
 }
 
 export interface StoredVideo {

@@ -40,6 +40,8 @@ export interface VideoUpstream {
   /** The finished file as a streaming response (redirects followed, key not leaked to them). */
   download(ref: DownloadRef): Promise<Response>;
   createCharacter?(name: string, clip: Buffer, timestamps?: string): Promise<{ id: string; name: string }>;
+  /** The character's profile picture, or null when the provider has none. */
+  profilePicture?(characterId: string): Promise<Buffer | null>;
   /** Starts a remix of a finished upstream job; returns the new job's id. */
   remix?(input: { taskId: string; sourceJobId: string; prompt: string; size?: string }): Promise<string>;
 }

@@ -1,2 +1,3 @@
 /** The workflow bundle's entry: every workflow type the worker registers. */
 export { videoTaskWorkflow } from './video-task';
+export { characterWorkflow } from './character';

@@ -28,7 +28,7 @@ export const stateQuery = defineQuery<TaskState>(STATE_QUERY);
 
 const NON_RETRYABLE = Object.values(FAILURE_TYPES);
 
-const { planChannel } = proxyLocalActivities<VideoActivities>({
+export const { planChannel } = proxyLocalActivities<VideoActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '500ms', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
@@ -37,7 +37,7 @@ const { planChannel } = proxyLocalActivities<VideoActivities>({
  * Activity stubs with explicit timeouts; the backoff of upstream retries comes from the
  * worker's configuration through the plan (recorded in history, so replay sees the same).
  */
-function upstreamActivities(plan: ChannelPlan) {
+export function upstreamActivities(plan: ChannelPlan) {
   const retry = {
     initialInterval: plan.retryInitialMs,
     backoffCoefficient: 2,
@@ -47,7 +47,7 @@ function upstreamActivities(plan: ChannelPlan) {
   return {
     // Stubs are proxies with no own keys, so each is picked by name rather than spread.
     ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '90s', retry: { ...retry, maximumAttempts: 4 } }), 'enhancePrompt'),
-    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', scheduleToCloseTimeout: '1h', retry }), 'submitVideo', 'submitRemix', 'createCharacter'),
+    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', scheduleToCloseTimeout: '1h', retry }), 'submitVideo', 'submitRemix', 'createCharacter', 'storeProfilePicture'),
     // Polls are short GETs: as local activities they run inside the workflow task, which
     // halves the server round trips of every poll iteration (the dominant load with many
     // tasks in flight). A provider outage longer than 2 h fails the task rather than
@@ -96,7 +96,8 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
     if (input.resume) {
       ({ plan, jobId, submittedAt } = input.resume);
     } else {
-      plan = await planChannel({ model: request.model, channel: request.remixOf?.channel });
+      // A remix, or a cast of existing characters, must run where its source lives.
+      plan = await planChannel({ model: request.model, channel: request.remixOf?.channel ?? request.cast?.channel });
       const { enhancePrompt, createCharacter, submitVideo, submitRemix } = upstreamActivities(plan);
       let prompt = request.prompt;
       if (request.enhancePrompt) {

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
 import { createTask, queryTask, waitForTerminal } from '../support/client';
 import { freePort, waitFor } from '../support/ports';
 import { runNode, TEST_DATA, type Child } from '../support/processes';
@@ -55,6 +56,11 @@ test('first start prints a demo key; SIGTERM stops all; a restart resumes the ta
   expect(banner).toMatch(/Admin token\s+\S+/);
   const base = `http://127.0.0.1:${env.PORT}`;
   expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  // Finished tasks stay readable for TASK_RETENTION_DAYS (30), not the dev server's 24 h.
+  const connection = await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_DEV_PORT}` });
+  const ns = await connection.workflowService.describeNamespace({ namespace: 'default' });
+  expect(Number(ns.config?.workflowExecutionRetentionTtl?.seconds)).toBe(30 * 86_400);
+  await connection.close();
 
   const created = await createTask(base, key!, { model: 'motion-2', prompt: 'across a restart [sim:ms=5000]', images: [] });
   await waitFor('processing', async () => (await queryTask(base, key!, created.id)).body.status === 'processing', 20_000);

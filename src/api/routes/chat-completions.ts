@@ -4,6 +4,7 @@ import { findVideoModel } from '../../catalog/models';
 import { newTaskId } from '../../catalog/task-id';
 import { watchTask } from '../../tasks/watch';
 import type { TaskState } from '../../tasks/task';
+import { castFromPrompt } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import type { GatewayState } from '../context';
 import { InvalidRequestError } from '../errors';
@@ -37,15 +38,17 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps): Router<GatewayState
     }
     requireChannel(model.id);
     const ownerId = ctx.state.apiKey!.id;
+    const prompt = promptOf(body);
     const request = buildTaskRequest(deps.config, {
       taskId: newTaskId(model.id),
       ownerId,
       model,
       endpoint: 'chat',
-      prompt: promptOf(body),
+      prompt,
       images: [],
       size: '720x1280',
       seconds: model.durations?.[0],
+      cast: await castFromPrompt(prompt, ownerId, deps.characters),
     });
     const started = await deps.tasks.start(request);
     ctx.state.log.info({ taskId: started.id, model: model.id, stream: body.stream === true }, 'task created');

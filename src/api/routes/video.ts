@@ -5,10 +5,12 @@ import type { Config } from '../../config/env';
 import { newTaskId, isTaskIdShape } from '../../catalog/task-id';
 import type { BlobStore } from '../../storage/blob-store';
 import type { UrlSigner } from '../../storage/signed-url';
+import type { CharacterService } from '../../tasks/character-service';
 import type { TaskService } from '../../tasks/task-service';
 import type { GatewayState } from '../context';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
+import { castFromPrompt } from '../character-mentions';
 import { intakeImages } from '../reference-images';
 import { buildTaskRequest } from '../task-request';
 import { parseVideoCreate } from '../schemas/video-create';
@@ -17,6 +19,7 @@ import { videoCreateView, videoQueryView } from '../views/video-task';
 export interface VideoRouteDeps {
   config: Config;
   channels: readonly VideoChannel[];
+  characters: CharacterService;
   tasks: TaskService;
   blobs: BlobStore;
   signer: UrlSigner;
@@ -52,7 +55,8 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       seconds,
       watermark: body.watermark,
       private: body.private,
-      character: body.character_url ? { url: body.character_url, timestamps: body.character_timestamps } : undefined,
+      character: body.character_url ? { kind: 'url', url: body.character_url, timestamps: body.character_timestamps } : undefined,
+      cast: model.family === 'motion' ? await castFromPrompt(body.prompt, ownerId, deps.characters) : undefined,
     });
     const state = await deps.tasks.start(request);
     ctx.state.log.info({ taskId, model: model.id }, 'task created');

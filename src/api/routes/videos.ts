@@ -4,12 +4,14 @@ import { findVideoModel } from '../../catalog/models';
 import { isTaskIdShape, newRemixTaskId, newTaskId, newVideoObjectId } from '../../catalog/task-id';
 import { IMAGE_EXTENSIONS, sniffImage } from '../../net/media';
 import { storageKeys } from '../../storage/blob-store';
-import type { TaskState } from '../../tasks/task';
+import type { CharacterSource, TaskState } from '../../tasks/task';
 import type { GatewayState } from '../context';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
+import { castFromPrompt } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import { jsonBody } from '../middleware/json-body';
 import { multipartBody, readForm } from '../middleware/multipart-body';
+import { assertFetchable } from '../reference-images';
 import { parseVideosCreate } from '../schemas/videos-create';
 import { videosRemixBody } from '../schemas/videos-remix';
 import { parseOrThrow } from '../schemas/zod-error';
@@ -46,9 +48,20 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       images.push({ kind: 'stored' as const, key, mimeType, bytes: bytes.length });
     }
 
+    const ownerId = ctx.state.apiKey!.id;
+    let character: CharacterSource | undefined;
+    if (fields.character_url) character = { kind: 'url', url: assertFetchable(fields.character_url, 'character_url', env.FETCH_ALLOW_PRIVATE), timestamps: fields.character_timestamps };
+    if (fields.character_from_task) {
+      const source = isTaskIdShape(fields.character_from_task) ? await deps.tasks.get(fields.character_from_task, ownerId) : null;
+      if (!source) throw new NotFoundError('No task found with that id.', 'character_from_task');
+      if (source.status !== 'completed' || !source.video) {
+        throw new ConflictError(`A character can be made only from a completed task; this one is ${source.status}.`, 'character_from_task', 'invalid_task_state');
+      }
+      character = { kind: 'task', taskId: source.id, videoKey: source.video.key, timestamps: fields.character_timestamps };
+    }
     const request = buildTaskRequest(deps.config, {
       taskId,
-      ownerId: ctx.state.apiKey!.id,
+      ownerId,
       model,
       endpoint: 'videos',
       prompt: fields.prompt,
@@ -58,9 +71,10 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       seconds: fields.seconds,
       watermark: fields.watermark,
       private: fields.private,
-      character: fields.character_url ? { url: fields.character_url, timestamps: fields.character_timestamps } : undefined,
+      character,
       style: fields.style,
       metadata: fields.metadata,
+      cast: model.family === 'motion' ? await castFromPrompt(fields.prompt, ownerId, deps.characters) : undefined,
     });
     const state = await deps.tasks.start(request);
     ctx.state.log.info({ taskId, model: model.id }, 'task created');

@@ -85,13 +85,14 @@ export function parseVideosCreate(input: Record<string, string>, hasReference: b
     }
     return { fields, model, aspectRatio: VIDGEN_ASPECT[fields.size] };
   }
-  if (fields.character_timestamps !== undefined && fields.character_url === undefined) {
-    throw new InvalidRequestError(`'character_timestamps' requires 'character_url'.`, 'character_timestamps');
+  if (fields.character_url !== undefined && fields.character_from_task !== undefined) {
+    throw new InvalidRequestError(`Give at most one of 'character_url' and 'character_from_task'.`, 'character_from_task');
   }
-  for (const key of ['character_from_task', 'character_create'] as const) {
-    if (fields[key] !== undefined) {
-      throw new InvalidRequestError(`'${key}' is not supported by this gateway yet; use 'character_url'.`, key, 'unsupported_parameter');
-    }
+  if (fields.character_timestamps !== undefined && fields.character_url === undefined && fields.character_from_task === undefined) {
+    throw new InvalidRequestError(`'character_timestamps' requires 'character_url' or 'character_from_task'.`, 'character_timestamps');
+  }
+  if (fields.character_create !== undefined) {
+    throw new InvalidRequestError(`'character_create' is not supported by this gateway yet.`, 'character_create', 'unsupported_parameter');
   }
   return { fields, model };
 }

@@ -1,6 +1,6 @@
 import type { VideoChannel } from '../../config/channels';
 import type { UpstreamTimeouts } from '../video-clients';
-import { readJson, upstreamFetch } from '../http';
+import { readJson, upstreamFetch, UpstreamError } from '../http';
 import type { DownloadRef, PollResult, SubmitInput, VideoUpstream } from '../video-upstream';
 import { fromOpenAiVideo, openAiCharacter, openAiVideo, toVideoForm } from './mapping';
 
@@ -40,6 +40,17 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
         timeoutMs,
       );
       return (await readJson('videos remix', res, openAiVideo)).id;
+    },
+
+    async profilePicture(characterId: string) {
+      // Not part of OpenAI's API; some compatible providers (and the simulator) serve one.
+      try {
+        const res = await upstreamFetch('character picture', `${channel.baseUrl}/v1/videos/characters/${encodeURIComponent(characterId)}/profile_picture`, { headers: auth }, timeoutMs);
+        return Buffer.from(await res.arrayBuffer());
+      } catch (err) {
+        if (err instanceof UpstreamError && err.kind === 'rejected') return null;
+        throw err;
+      }
     },
 
     async createCharacter(name: string, clip: Buffer, timestamps?: string) {

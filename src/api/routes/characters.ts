@@ -1,0 +1,66 @@
+import Router from '@koa/router';
+import { randomBytes } from 'node:crypto';
+import { isTaskIdShape } from '../../catalog/task-id';
+import type { CharacterState } from '../../tasks/task';
+import type { GatewayState } from '../context';
+import { ConflictError, NotFoundError } from '../errors';
+import { jsonBody } from '../middleware/json-body';
+import { assertFetchable } from '../reference-images';
+import { characterCreateBody } from '../schemas/character-create';
+import { parseOrThrow } from '../schemas/zod-error';
+import type { VideoRouteDeps } from './video';
+
+const USERNAME_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+function newUsername(): string {
+  return [...randomBytes(10)].map((b) => USERNAME_ALPHABET[b % USERNAME_ALPHABET.length]).join('');
+}
+
+/** POST /motion/v1/characters and GET /motion/v1/characters/{id} (the permalink), spec 2.3 and 4.8. */
+export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  const view = (c: CharacterState) => ({
+    id: c.id,
+    username: c.username,
+    permalink: `${deps.config.publicBaseUrl}/motion/v1/characters/${c.id}`,
+    profile_picture_url: deps.signer.sign(c.profileKey),
+  });
+
+  router.post('/motion/v1/characters', ...jsonBody(64 * 1024), async (ctx) => {
+    const body = parseOrThrow(characterCreateBody, ctx.request.body);
+    const ownerId = ctx.state.apiKey!.id;
+    let source;
+    if (body.url !== undefined) {
+      assertFetchable(body.url, 'url', deps.config.env.FETCH_ALLOW_PRIVATE);
+      source = { kind: 'url' as const, url: body.url, timestamps: body.timestamps };
+    } else {
+      const taskId = body.from_task ?? '';
+      const task = isTaskIdShape(taskId) ? await deps.tasks.get(taskId, ownerId) : null;
+      if (!task) throw new NotFoundError('No task found with that id.', 'from_task');
+      if (task.status !== 'completed' || !task.video) {
+        throw new ConflictError(`A character can be made only from a completed task; this one is ${task.status}.`, 'from_task', 'invalid_task_state');
+      }
+      source = { kind: 'task' as const, taskId, videoKey: task.video.key, timestamps: body.timestamps };
+    }
+    const username = newUsername();
+    const character = await deps.characters.create({
+      characterId: `char_${username}`,
+      username,
+      ownerId,
+      source,
+      model: 'motion-2',
+      createdAt: Date.now(),
+    });
+    ctx.state.log.info({ characterId: character.id }, 'character created');
+    ctx.body = view(character);
+  });
+
+  router.get('/motion/v1/characters/:id', async (ctx) => {
+    const id = ctx.params.id ?? '';
+    const character = /^char_[a-z0-9_.]{2,64}$/.test(id) ? await deps.characters.get(id, ctx.state.apiKey!.id) : null;
+    if (!character) throw new NotFoundError('No character found with that id.', 'id');
+    ctx.body = view(character);
+  });
+
+  return router;
+}

@@ -1,0 +1,134 @@
+/**
+ * Characters (spec 2.3, 4.8): made by a durable workflow from a clip URL or a finished task,
+ * owned by the key that made them, cast in later motion prompts as @username.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { call, createTask, waitForTerminal } from '../support/client';
+import { e2eEnv, startGateway, type Gateway } from '../support/stack';
+
+let gw: Gateway;
+let key: string;
+let clipServer: http.Server;
+let clipBase: string;
+let temporal: Client;
+
+interface CharacterView {
+  id: string;
+  username: string;
+  permalink: string;
+  profile_picture_url: string;
+}
+
+beforeAll(async () => {
+  gw = await startGateway();
+  key = await gw.issueKey('characters');
+  clipServer = http.createServer((req, res) => {
+    const png = req.url === '/still.png';
+    res.writeHead(200, { 'content-type': png ? 'image/png' : 'video/mp4' });
+    res.end(png ? THUMBNAIL_PNG : SAMPLE_MP4);
+  });
+  await new Promise<void>((r) => clipServer.listen(0, '127.0.0.1', r));
+  clipBase = `http://127.0.0.1:${(clipServer.address() as AddressInfo).port}`;
+  temporal = new Client({ connection: await Connection.connect({ address: e2eEnv().temporalAddress }) });
+}, 120_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  clipServer?.close();
+  await temporal?.connection.close();
+}, 120_000);
+
+const createCharacter = (json: unknown, k = key) => call<CharacterView & { error?: { code: string; param: string } }>(`${gw.url}/motion/v1/characters`, { key: k, json });
+
+async function upstreamCharacterId(characterId: string): Promise<string> {
+  return ((await temporal.workflow.getHandle(characterId).result()) as { upstreamId: string }).upstreamId;
+}
+
+async function upstreamParams(taskId: string): Promise<Record<string, unknown>> {
+  const state = (await temporal.workflow.getHandle(taskId).describe()).memo?.state as { upstream: { jobId: string } };
+  return (await call<{ params: Record<string, unknown> }>(`${gw.simulatorUrl}/_sim/jobs/${state.upstream.jobId}`)).body.params;
+}
+
+test('a character from a finished task, used as @username in a later prompt', async () => {
+  const source = await createTask(gw.url, key, { model: 'motion-2', prompt: 'a red panda waves [sim:ms=200]', images: [] });
+  await waitForTerminal(gw.url, key, source.id);
+
+  const made = await createCharacter({ from_task: source.id, timestamps: '0,1.5' });
+  expect(made.status).toBe(200);
+  expect(Object.keys(made.body).sort()).toEqual(['id', 'permalink', 'profile_picture_url', 'username']);
+  expect(made.body.id).toBe(`char_${made.body.username}`);
+  expect(made.body.username).toMatch(/^[a-z0-9]{10}$/);
+  const picture = await fetch(made.body.profile_picture_url);
+  expect(picture.headers.get('content-type')).toBe('image/png');
+  expect(Buffer.from(await picture.arrayBuffer()).subarray(1, 4).toString('ascii')).toBe('PNG');
+  const permalink = await call<CharacterView>(made.body.permalink, { key });
+  expect(permalink.status).toBe(200);
+  expect(permalink.body.username).toBe(made.body.username);
+
+  const cast = await createTask(gw.url, key, { model: 'motion-2', prompt: `@${made.body.username} dances in the rain [sim:ms=200]`, images: [] });
+  const { final } = await waitForTerminal(gw.url, key, cast.id);
+  expect(final.status).toBe('completed');
+  expect((await upstreamParams(cast.id)).characters).toEqual([await upstreamCharacterId(made.body.id)]);
+});
+
+test('a character from a clip URL; it belongs to the key that made it', async () => {
+  const made = await createCharacter({ url: `${clipBase}/clip.mp4`, timestamps: '0,2' });
+  expect(made.status).toBe(200);
+  const stranger = await gw.issueKey('stranger');
+  expect((await call(made.body.permalink, { key: stranger })).status).toBe(404);
+  const foreign = await call<{ error: { code: string; param: string } }>(`${gw.url}/v1/video/create`, {
+    key: stranger,
+    json: { model: 'motion-2', prompt: `@${made.body.username} is not yours`, images: [] },
+  });
+  expect(foreign.status).toBe(400);
+  expect(foreign.body.error.code).toBe('unknown_character');
+
+  // Through the multipart family too.
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ model: 'motion-2-pro', prompt: `@${made.body.username} on a beach [sim:ms=200]`, seconds: '10', size: '1280x720' })) form.set(k, v);
+  const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  expect(res.status).toBe(200);
+  const { id } = (await res.json()) as { id: string };
+  expect((await waitForTerminal(gw.url, key, id)).final.status).toBe('completed');
+  expect((await upstreamParams(id)).characters).toEqual([await upstreamCharacterId(made.body.id)]);
+});
+
+test('character_from_task on /v1/videos makes a character inside the task and casts it', async () => {
+  const source = await createTask(gw.url, key, { model: 'motion-2', prompt: 'a robot bows [sim:ms=200]', images: [] });
+  await waitForTerminal(gw.url, key, source.id);
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ model: 'motion-2', prompt: 'the robot again [sim:ms=200]', seconds: '4', size: '480x480', character_from_task: source.id, character_timestamps: '0,1' })) form.set(k, v);
+  const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  expect(res.status).toBe(200);
+  const { id } = (await res.json()) as { id: string };
+  expect((await waitForTerminal(gw.url, key, id)).final.status).toBe('completed');
+  expect((await upstreamParams(id)).characters).toEqual([expect.stringMatching(/^char_/)]);
+});
+
+test('bad input: unknown @username, both or neither source, bad span, unknown or unfinished task, a clip that is no video', async () => {
+  const unknown = await call<{ error: { code: string; param: string } }>(`${gw.url}/v1/video/create`, {
+    key,
+    json: { model: 'motion-2', prompt: 'with @nobody_here in it', images: [] },
+  });
+  expect(unknown.status).toBe(400);
+  expect(unknown.body.error).toMatchObject({ code: 'unknown_character', param: 'prompt' });
+  // An e-mail address is no mention.
+  expect((await call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt: 'mail me at a@b.com [sim:ms=100]', images: [] } })).status).toBe(200);
+
+  expect((await createCharacter({ url: `${clipBase}/clip.mp4`, from_task: 'motion-2:1795335070122-abcdefghij' })).status).toBe(400);
+  expect((await createCharacter({})).status).toBe(400);
+  const span = await createCharacter({ url: `${clipBase}/clip.mp4`, timestamps: '0,5' });
+  expect(span.status).toBe(400);
+  expect(span.body.error?.param).toBe('timestamps');
+  expect((await createCharacter({ from_task: 'motion-2:1795335070122-abcdefghij' })).status).toBe(404);
+  const running = await createTask(gw.url, key, { model: 'motion-2', prompt: 'not yet [sim:ms=5000]', images: [] });
+  expect((await createCharacter({ from_task: running.id })).status).toBe(409);
+  const notVideo = await createCharacter({ url: `${clipBase}/still.png` });
+  expect(notVideo.status).toBe(400);
+  expect(notVideo.body.error?.code).toBe('invalid_character_source');
+  expect((await call(`${gw.url}/motion/v1/characters/char_doesnotexist`, { key })).status).toBe(404);
+  expect((await call(`${gw.url}/motion/v1/characters`, { json: { url: `${clipBase}/clip.mp4` } })).status).toBe(401);
+});
