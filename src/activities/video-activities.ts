@@ -121,7 +121,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
             : (await guardedFetch(source.url, { allowPrivate: deps.fetchAllowPrivate, maxBytes: deps.fetchMaxBytes, timeoutMs: deps.upstreamTimeoutMs })).bytes;
         if (!isMp4(clip)) throw new FetchRejectedError(`${source.kind === 'url' ? 'the character URL' : 'the source task'} is not an MP4 video`);
         const name = input.name ?? `gw_${randomBytes(5).toString('hex')}`;
-        return create(name, clip, source.timestamps);
+        return create(name, clip, { timestamps: source.timestamps, selfPortrait: source.selfPortrait });
       });
     },
 

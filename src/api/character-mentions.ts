@@ -5,6 +5,13 @@ import { InvalidRequestError } from './errors';
 /** `@username` not inside a word or an address (so a@b.com is no mention). */
 const MENTION = /(^|[^\w.@])@([a-z0-9_][a-z0-9_.]{1,63})/gi;
 
+/** Two casts on one task must live on one channel. */
+export function mergeCast(a: CastCharacters | undefined, b: CastCharacters | undefined): CastCharacters | undefined {
+  if (!a || !b) return a ?? b;
+  if (a.channel !== b.channel) throw new InvalidRequestError('These characters were made on different providers and cannot be cast together.', 'prompt', 'incompatible_characters');
+  return { channel: a.channel, characterIds: [...a.characterIds, ...b.characterIds] };
+}
+
 /**
  * The characters a motion prompt casts: every `@username` must be a finished character of
  * the same key (anything else is a 400), and they must live on one provider channel.

@@ -29,6 +29,11 @@ export function newVideoObjectId(): string {
   return `video_${randomUUID()}`;
 }
 
+/** A character's handle (`@username`); its id is `char_<username>`. */
+export function newCharacterUsername(): string {
+  return randomSuffix(10);
+}
+
 /** Cheap shape check before asking Temporal; anything else is a 404 without a round trip. */
 const TASK_ID = /^(?:[a-z0-9._-]{1,64}:(?:remix-)?\d{10,16}-[a-z0-9]{6,32}|video_[0-9a-f-]{36})$/;
 

@@ -121,6 +121,7 @@ export interface Character {
   name: string;
   /** ms epoch. */
   createdAt: number;
+  selfPortrait?: boolean;
 }
 
 /** All simulator state that /_sim/reset clears, other than counters. */

@@ -57,6 +57,8 @@ const characterSchema = z.strictObject({
   video: z.instanceof(Uint8Array),
   // Extension: which part of the clip shows the character, e.g. "1.5-4".
   timestamps: z.string().min(1).max(200).optional(),
+  // Extension: the character is the caller's own likeness (a "cameo").
+  self_portrait: boolish.optional(),
 });
 const listSchema = z.object({
   after: z.string().min(1).optional(),
@@ -353,8 +355,9 @@ function downloadContent(ctx: Ctx): Reply {
   return { kind: 'bytes', status: 200, body: asset.body, contentType: asset.type, ranges: true };
 }
 
-function characterView(c: { id: string; name: string; createdAt: number }): Record<string, unknown> {
-  return { id: c.id, name: c.name, created_at: seconds1000(c.createdAt) };
+function characterView(c: { id: string; name: string; createdAt: number; selfPortrait?: boolean }): Record<string, unknown> {
+  // self_portrait is shown only when set, so plain OpenAI-shaped answers stay exact.
+  return { id: c.id, name: c.name, created_at: seconds1000(c.createdAt), ...(c.selfPortrait ? { self_portrait: true } : {}) };
 }
 
 async function createCharacter(ctx: Ctx): Promise<Reply> {
@@ -373,7 +376,7 @@ async function createCharacter(ctx: Ctx): Promise<Reply> {
     ctx.sim.stats.fault('reject');
     return ctx.error(400, 'Your request was rejected as a result of our safety system (simulated by [sim:reject]).', { code: 'content_policy_violation' });
   }
-  const character = { id: `char_${hex32()}`, name, createdAt: ctx.now };
+  const character = { id: `char_${hex32()}`, name, createdAt: ctx.now, selfPortrait: parsed.data.self_portrait ?? false };
   ctx.sim.jobs.addCharacter(character);
   ctx.sim.stats.charactersCreated += 1;
   return finishCreate(ctx, markers, json(200, characterView(character)), gate.dropAfterCreate);

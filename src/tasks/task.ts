@@ -17,9 +17,14 @@ export type ImageRef =
   | { kind: 'stored'; key: string; mimeType: string; bytes: number };
 
 /** Where a character's clip comes from: a URL (fetched through the guard) or a finished task's stored video. */
-export type CharacterSource =
-  | { kind: 'url'; url: string; timestamps?: string }
-  | { kind: 'task'; taskId: string; videoKey: string; timestamps?: string };
+export type CharacterSource = (
+  | { kind: 'url'; url: string }
+  | { kind: 'task'; taskId: string; videoKey: string }
+) & {
+  timestamps?: string;
+  /** character_create.create_self_portrait: the character is the caller's own likeness. */
+  selfPortrait?: boolean;
+};
 
 /** Characters already made (`@username` in the prompt), cast on the channel that holds them. */
 export interface CastCharacters {

@@ -39,7 +39,7 @@ export interface VideoUpstream {
   poll(jobId: string): Promise<PollResult>;
   /** The finished file as a streaming response (redirects followed, key not leaked to them). */
   download(ref: DownloadRef): Promise<Response>;
-  createCharacter?(name: string, clip: Buffer, timestamps?: string): Promise<{ id: string; name: string }>;
+  createCharacter?(name: string, clip: Buffer, options: { timestamps?: string; selfPortrait?: boolean }): Promise<{ id: string; name: string }>;
   /** The character's profile picture, or null when the provider has none. */
   profilePicture?(characterId: string): Promise<Buffer | null>;
   /** Starts a remix of a finished upstream job; returns the new job's id. */

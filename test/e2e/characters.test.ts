@@ -132,3 +132,36 @@ test('bad input: unknown @username, both or neither source, bad span, unknown or
   expect((await call(`${gw.url}/motion/v1/characters/char_doesnotexist`, { key })).status).toBe(404);
   expect((await call(`${gw.url}/motion/v1/characters`, { json: { url: `${clipBase}/clip.mp4` } })).status).toBe(401);
 });
+
+test('character_create: save_to_library makes a reusable character (named in the answer); create_self_portrait reaches the provider', async () => {
+  const form = new FormData();
+  const options = JSON.stringify({ save_to_library: true, create_self_portrait: true });
+  for (const [k, v] of Object.entries({ model: 'motion-2', prompt: 'me, surfing [sim:ms=200]', seconds: '4', size: '480x480', character_url: `${clipBase}/clip.mp4`, character_timestamps: '0,1', character_create: options })) form.set(k, v);
+  const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { id: string; character: { id: string; username: string } };
+  expect(body.character.id).toBe(`char_${body.character.username}`);
+  expect((await waitForTerminal(gw.url, key, body.id)).final.status).toBe('completed');
+  const upstreamId = await upstreamCharacterId(body.character.id);
+  expect((await upstreamParams(body.id)).characters).toEqual([upstreamId]);
+  const atProvider = await call<{ self_portrait?: boolean }>(`${gw.simulatorUrl}/v1/videos/characters/${upstreamId}`, { key: 'sim-key' });
+  expect(atProvider.body.self_portrait).toBe(true);
+
+  const later = await createTask(gw.url, key, { model: 'motion-2', prompt: `@${body.character.username} again [sim:ms=100]`, images: [] });
+  expect((await waitForTerminal(gw.url, key, later.id)).final.status).toBe('completed');
+});
+
+test.each([
+  ['not JSON', '{save', true],
+  ['an unknown option', '{"save_to_library":true,"colour":"red"}', true],
+  ['a non-boolean option', '{"save_to_library":"yes"}', true],
+  ['no character source', '{"save_to_library":true}', false],
+])('character_create %s is a 400', async (_name, value, withSource) => {
+  const form = new FormData();
+  const fields: Record<string, string> = { model: 'motion-2', prompt: 'x', seconds: '4', size: '480x480', character_create: value };
+  if (withSource) fields.character_url = `${clipBase}/clip.mp4`;
+  for (const [k, v] of Object.entries(fields)) form.set(k, v);
+  const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { error: { param: string } }).error.param).toBe('character_create');
+});

@@ -1,6 +1,5 @@
 import Router from '@koa/router';
-import { randomBytes } from 'node:crypto';
-import { isTaskIdShape } from '../../catalog/task-id';
+import { isTaskIdShape, newCharacterUsername } from '../../catalog/task-id';
 import type { CharacterState } from '../../tasks/task';
 import type { GatewayState } from '../context';
 import { ConflictError, NotFoundError } from '../errors';
@@ -9,12 +8,6 @@ import { assertFetchable } from '../reference-images';
 import { characterCreateBody } from '../schemas/character-create';
 import { parseOrThrow } from '../schemas/zod-error';
 import type { VideoRouteDeps } from './video';
-
-const USERNAME_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
-
-function newUsername(): string {
-  return [...randomBytes(10)].map((b) => USERNAME_ALPHABET[b % USERNAME_ALPHABET.length]).join('');
-}
 
 /** POST /motion/v1/characters and GET /motion/v1/characters/{id} (the permalink), spec 2.3 and 4.8. */
 export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
@@ -42,7 +35,7 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       }
       source = { kind: 'task' as const, taskId, videoKey: task.video.key, timestamps: body.timestamps };
     }
-    const username = newUsername();
+    const username = newCharacterUsername();
     const character = await deps.characters.create({
       characterId: `char_${username}`,
       username,

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import Router from '@koa/router';
 import { findVideoModel } from '../../catalog/models';
-import { isTaskIdShape, newRemixTaskId, newTaskId, newVideoObjectId } from '../../catalog/task-id';
+import { isTaskIdShape, newCharacterUsername, newRemixTaskId, newTaskId, newVideoObjectId } from '../../catalog/task-id';
 import { IMAGE_EXTENSIONS, sniffImage } from '../../net/media';
 import { storageKeys } from '../../storage/blob-store';
-import type { CharacterSource, TaskState } from '../../tasks/task';
+import type { CharacterSource, CharacterState, TaskState } from '../../tasks/task';
 import type { GatewayState } from '../context';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
-import { castFromPrompt } from '../character-mentions';
+import { castFromPrompt, mergeCast } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import { jsonBody } from '../middleware/json-body';
 import { multipartBody, readForm } from '../middleware/multipart-body';
@@ -59,6 +59,18 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       }
       character = { kind: 'task', taskId: source.id, videoKey: source.video.key, timestamps: fields.character_timestamps };
     }
+    let cast = model.family === 'motion' ? await castFromPrompt(fields.prompt, ownerId, deps.characters) : undefined;
+    let saved: CharacterState | undefined;
+    if (character && fields.character_create) {
+      character.selfPortrait = fields.character_create.create_self_portrait;
+      if (fields.character_create.save_to_library) {
+        // Saved to the key's library: made as a character of its own first, then cast like an @username.
+        const username = newCharacterUsername();
+        saved = await deps.characters.create({ characterId: `char_${username}`, username, ownerId, source: character, model: model.id, createdAt: Date.now() });
+        cast = mergeCast(cast, { channel: saved.channel, characterIds: [saved.upstreamId] });
+        character = undefined;
+      }
+    }
     const request = buildTaskRequest(deps.config, {
       taskId,
       ownerId,
@@ -74,11 +86,12 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       character,
       style: fields.style,
       metadata: fields.metadata,
-      cast: model.family === 'motion' ? await castFromPrompt(fields.prompt, ownerId, deps.characters) : undefined,
+      cast,
     });
     const state = await deps.tasks.start(request);
     ctx.state.log.info({ taskId, model: model.id }, 'task created');
-    ctx.body = videoObjectCreateView(state);
+    // Extension: a character saved to the library is named in the answer, so it can be cast later.
+    ctx.body = saved ? { ...videoObjectCreateView(state), character: { id: saved.id, username: saved.username } } : videoObjectCreateView(state);
   });
 
   async function ownTask(id: string | undefined, ownerId: string): Promise<TaskState> {

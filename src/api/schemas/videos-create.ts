@@ -22,6 +22,12 @@ const jsonObject = z.string().transform((value, ctx) => {
   return z.NEVER;
 });
 
+/** character_create's options (their types are "not shown" in the spec: booleans, both default false). */
+const characterCreateOptions = z.strictObject({
+  create_self_portrait: z.boolean().optional(),
+  save_to_library: z.boolean().optional(),
+});
+
 export const videosCreateFields = z.strictObject({
   model: z.string().min(1),
   prompt: z.string().trim().min(1, 'prompt must not be empty').max(MAX_PROMPT_CHARS),
@@ -34,7 +40,19 @@ export const videosCreateFields = z.strictObject({
   character_url: z.url({ protocol: /^https?$/ }).optional(),
   character_timestamps: characterTimestamps.optional(),
   character_from_task: z.string().min(1).optional(),
-  character_create: z.string().optional(),
+  character_create: z
+    .string()
+    .transform((value, ctx) => {
+      try {
+        const parsed = characterCreateOptions.safeParse(JSON.parse(value));
+        if (parsed.success) return parsed.data;
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({ code: 'custom', message: 'expected a JSON object with the booleans create_self_portrait and save_to_library, as a string' });
+      return z.NEVER;
+    })
+    .optional(),
 });
 
 export type VideosCreateFields = z.output<typeof videosCreateFields>;
@@ -91,8 +109,8 @@ export function parseVideosCreate(input: Record<string, string>, hasReference: b
   if (fields.character_timestamps !== undefined && fields.character_url === undefined && fields.character_from_task === undefined) {
     throw new InvalidRequestError(`'character_timestamps' requires 'character_url' or 'character_from_task'.`, 'character_timestamps');
   }
-  if (fields.character_create !== undefined) {
-    throw new InvalidRequestError(`'character_create' is not supported by this gateway yet.`, 'character_create', 'unsupported_parameter');
+  if (fields.character_create !== undefined && fields.character_url === undefined && fields.character_from_task === undefined) {
+    throw new InvalidRequestError(`'character_create' requires 'character_url' or 'character_from_task'.`, 'character_create');
   }
   return { fields, model };
 }

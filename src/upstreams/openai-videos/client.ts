@@ -53,11 +53,12 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
       }
     },
 
-    async createCharacter(name: string, clip: Buffer, timestamps?: string) {
+    async createCharacter(name: string, clip: Buffer, options: { timestamps?: string; selfPortrait?: boolean }) {
       const form = new FormData();
       form.set('name', name);
       form.set('video', new Blob([new Uint8Array(clip)], { type: 'video/mp4' }), 'character.mp4');
-      if (timestamps && channel.sendExtensions) form.set('timestamps', timestamps);
+      if (options.timestamps && channel.sendExtensions) form.set('timestamps', options.timestamps);
+      if (options.selfPortrait && channel.sendExtensions) form.set('self_portrait', 'true');
       const res = await upstreamFetch('characters create', `${channel.baseUrl}/v1/videos/characters`, { method: 'POST', headers: auth, body: form }, timeoutMs);
       const body = await readJson('characters create', res, openAiCharacter);
       return { id: body.id, name: body.name ?? name };
