@@ -1,10 +1,11 @@
 import Router from '@koa/router';
-import { isTaskIdShape, newCharacterUsername } from '../../catalog/task-id';
+import { newCharacterUsername } from '../../catalog/task-id';
 import type { CharacterState } from '../../tasks/task';
 import type { GatewayState } from '../context';
-import { ConflictError, NotFoundError } from '../errors';
+import { NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import { assertFetchable } from '../reference-images';
+import { finishedVideoOf } from '../task-lookup';
 import { characterCreateBody } from '../schemas/character-create';
 import { parseOrThrow } from '../schemas/zod-error';
 import type { VideoRouteDeps } from './video';
@@ -27,13 +28,8 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       assertFetchable(body.url, 'url', deps.config.env.FETCH_ALLOW_PRIVATE);
       source = { kind: 'url' as const, url: body.url, timestamps: body.timestamps };
     } else {
-      const taskId = body.from_task ?? '';
-      const task = isTaskIdShape(taskId) ? await deps.tasks.get(taskId, ownerId) : null;
-      if (!task) throw new NotFoundError('No task found with that id.', 'from_task');
-      if (task.status !== 'completed' || !task.video) {
-        throw new ConflictError(`A character can be made only from a completed task; this one is ${task.status}.`, 'from_task', 'invalid_task_state');
-      }
-      source = { kind: 'task' as const, taskId, videoKey: task.video.key, timestamps: body.timestamps };
+      const { task, video } = await finishedVideoOf(deps.tasks, body.from_task ?? '', ownerId, 'from_task');
+      source = { kind: 'task' as const, taskId: task.id, videoKey: video.key, timestamps: body.timestamps };
     }
     const username = newCharacterUsername();
     const character = await deps.characters.create({

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import Router from '@koa/router';
 import { findVideoModel } from '../../catalog/models';
-import { isTaskIdShape, newCharacterUsername, newRemixTaskId, newTaskId, newVideoObjectId } from '../../catalog/task-id';
+import { newCharacterUsername, newRemixTaskId, newTaskId, newVideoObjectId } from '../../catalog/task-id';
 import { IMAGE_EXTENSIONS, sniffImage } from '../../net/media';
 import { storageKeys } from '../../storage/blob-store';
-import type { CharacterSource, CharacterState, TaskState } from '../../tasks/task';
+import type { CharacterSource, CharacterState } from '../../tasks/task';
 import type { GatewayState } from '../context';
-import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
+import { ConflictError, InvalidRequestError } from '../errors';
 import { castFromPrompt, mergeCast } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import { jsonBody } from '../middleware/json-body';
@@ -16,6 +16,7 @@ import { parseVideosCreate } from '../schemas/videos-create';
 import { videosRemixBody } from '../schemas/videos-remix';
 import { parseOrThrow } from '../schemas/zod-error';
 import { buildTaskRequest } from '../task-request';
+import { finishedVideoOf, ownTask } from '../task-lookup';
 import { videoUrlOf } from '../views/video-task';
 import { videoContentView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/videos';
 import type { VideoRouteDeps } from './video';
@@ -52,12 +53,8 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     let character: CharacterSource | undefined;
     if (fields.character_url) character = { kind: 'url', url: assertFetchable(fields.character_url, 'character_url', env.FETCH_ALLOW_PRIVATE), timestamps: fields.character_timestamps };
     if (fields.character_from_task) {
-      const source = isTaskIdShape(fields.character_from_task) ? await deps.tasks.get(fields.character_from_task, ownerId) : null;
-      if (!source) throw new NotFoundError('No task found with that id.', 'character_from_task');
-      if (source.status !== 'completed' || !source.video) {
-        throw new ConflictError(`A character can be made only from a completed task; this one is ${source.status}.`, 'character_from_task', 'invalid_task_state');
-      }
-      character = { kind: 'task', taskId: source.id, videoKey: source.video.key, timestamps: fields.character_timestamps };
+      const { task, video } = await finishedVideoOf(deps.tasks, fields.character_from_task, ownerId, 'character_from_task');
+      character = { kind: 'task', taskId: task.id, videoKey: video.key, timestamps: fields.character_timestamps };
     }
     let cast = model.family === 'motion' ? await castFromPrompt(fields.prompt, ownerId, deps.characters) : undefined;
     let saved: CharacterState | undefined;
@@ -94,19 +91,13 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     ctx.body = saved ? { ...videoObjectCreateView(state), character: { id: saved.id, username: saved.username } } : videoObjectCreateView(state);
   });
 
-  async function ownTask(id: string | undefined, ownerId: string): Promise<TaskState> {
-    const state = id && isTaskIdShape(id) ? await deps.tasks.get(id, ownerId) : null;
-    if (!state) throw new NotFoundError('No video found with that id.', 'id');
-    return state;
-  }
-
   router.get('/v1/videos/:id', async (ctx) => {
-    ctx.body = videoStatusView(await ownTask(ctx.params.id, ctx.state.apiKey!.id), deps.signer);
+    ctx.body = videoStatusView(await ownTask(deps.tasks, ctx.params.id, ctx.state.apiKey!.id), deps.signer);
   });
 
   router.post('/v1/videos/:id/remix', ...jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(videosRemixBody, ctx.request.body);
-    const source = await ownTask(ctx.params.id, ctx.state.apiKey!.id);
+    const source = await ownTask(deps.tasks, ctx.params.id, ctx.state.apiKey!.id);
     if (source.family !== 'motion') {
       throw new InvalidRequestError(`Only motion videos can be remixed; '${source.id}' is a ${source.model} video.`, 'id', 'unsupported_model');
     }
@@ -132,7 +123,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   });
 
   router.get('/v1/videos/:id/content', async (ctx) => {
-    const state = await ownTask(ctx.params.id, ctx.state.apiKey!.id);
+    const state = await ownTask(deps.tasks, ctx.params.id, ctx.state.apiKey!.id);
     const videoUrl = videoUrlOf(state, deps.signer);
     if (state.status !== 'completed' || !videoUrl) {
       const why = state.status === 'failed' ? `it failed (${state.error?.message ?? 'no reason recorded'})` : `it is ${state.status} (progress ${state.progress}%)`;
