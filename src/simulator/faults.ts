@@ -187,3 +187,71 @@ export function gateContent(ctx: Ctx, job: Job): Reply | null {
   ctx.sim.stats.fault('content-5xx');
   return ctx.error(503, 'Service temporarily unavailable while reading content (simulated by [sim:content-5xx]).');
 }
+
+// ---------------------------------------------------------------------------------------------
+// Text protocols (Anthropic Messages, Chat Completions): markers in the last user message
+// ---------------------------------------------------------------------------------------------
+
+/** Markers only the text protocols read; `[sim:slow]` and the submit faults come from parseMarkers. */
+export interface TextMarkers {
+  /** `[sim:429]`, `[sim:500]`, `[sim:529]` (any 4xx/5xx code): answer that status, before any byte. */
+  status: number | null;
+  /** `[sim:delay=MS]`: pause between stream events. */
+  delayMs: number;
+  /** `[sim:midstream-error]`: a streamed answer fails after some deltas. */
+  midstreamError: boolean;
+  /** `[sim:hang]`: a streamed answer sends its first event, then nothing until the client leaves. */
+  hang: boolean;
+  /** `[sim:tool]`: with tools in the request, answer a tool call. */
+  tool: boolean;
+}
+
+const MAX_DELAY_MS = 60 * 1000;
+
+export function parseTextMarkers(text: string): TextMarkers {
+  const m: TextMarkers = { status: null, delayMs: 0, midstreamError: false, hang: false, tool: false };
+  if (!text.includes('[sim:') && !text.includes('[SIM:')) return m;
+  for (const match of text.matchAll(MARKER)) {
+    const name = (match[1] ?? '').toLowerCase();
+    if (/^[45]\d\d$/.test(name)) m.status = Number(name);
+    else if (name === 'delay') m.delayMs = Math.min(Number(match[2] ?? 0), MAX_DELAY_MS);
+    else if (name === 'midstream-error') m.midstreamError = true;
+    else if (name === 'hang') m.hang = true;
+    else if (name === 'tool') m.tool = true;
+  }
+  return m;
+}
+
+/** Waits `ms`, resolving early when `signal` aborts (the client left). */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    signal.addEventListener('abort', done);
+  });
+}
+
+/** Resolves when `signal` aborts: `[sim:hang]` holds a stream open until the client disconnects. */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/**
+ * The fault gates shared by both text protocols, in order: `[sim:<status>]`, then the submit faults
+ * (`drop`, `submit-429`, `submit-5xx`; `drop-after-create` also drops, after the answer was computed).
+ * Returns the reply to send instead of the answer, or null.
+ */
+export function gateText(ctx: Ctx, text: string, m: Markers, t: TextMarkers): Reply | null {
+  if (t.status !== null) {
+    ctx.sim.stats.fault(`status-${t.status}`);
+    const message = t.status === 529 ? 'Overloaded' : t.status === 429 ? 'Rate limit exceeded (simulated by a [sim:429] marker).' : `Simulated error (a [sim:${t.status}] marker).`;
+    return { ...ctx.error(t.status, message, t.status === 429 ? { headers: { 'retry-after': '1' } } : undefined), delayMs: m.slowMs };
+  }
+  const gate = gateSubmit(ctx, text, m);
+  if ('reply' in gate) return { ...gate.reply, delayMs: m.slowMs };
+  if (gate.dropAfterCreate) return { kind: 'drop', delayMs: m.slowMs };
+  return null;
+}

@@ -16,6 +16,8 @@ import { JobStore, statusAt, terminalAt, type Flavor, type Job } from './jobs';
 import { AttemptCounters, randomFault, type RandomFault } from './faults';
 import { openaiVideosModule } from './openai-videos';
 import { geminiVeoModule, veoBlobModule } from './gemini-veo';
+import { anthropicMessagesModule } from './anthropic-messages';
+import { openaiChatModule } from './openai-chat';
 
 export interface SimulatorOptions {
   port?: number;          // 0 = random free port; default 0
@@ -53,7 +55,17 @@ export interface EmptyReply extends ReplyBase { kind: 'empty'; status: number }
  * gets it back.
  */
 export interface DropReply extends ReplyBase { kind: 'drop'; created?: Reply }
-export type Reply = JsonReply | BytesReply | EmptyReply | DropReply;
+/**
+ * A streamed body (SSE): the status and headers go out first, then `run` writes chunks until it
+ * returns (the response then ends). `signal` aborts when the client disconnects or the simulator closes.
+ */
+export interface StreamReply extends ReplyBase {
+  kind: 'stream';
+  status: number;
+  contentType: string;
+  run(out: { write(chunk: string): void; readonly signal: AbortSignal }): Promise<void>;
+}
+export type Reply = JsonReply | BytesReply | EmptyReply | DropReply | StreamReply;
 
 /** Protocol-neutral error details; each module renders them in its own error shape. */
 export interface ErrorDetail {
@@ -152,6 +164,14 @@ export class Stats {
   charactersCreated = 0;
   private requests = new Map<string, number>();
   private faults = new Map<string, number>();
+  private text = { requests: 0, inputTokens: 0, outputTokens: 0 };
+
+  /** One answered text request (Anthropic Messages / Chat Completions) and its token usage. */
+  textRequest(inputTokens: number, outputTokens: number): void {
+    this.text.requests += 1;
+    this.text.inputTokens += inputTokens;
+    this.text.outputTokens += outputTokens;
+  }
 
   request(route: string): void {
     this.requests.set(route, (this.requests.get(route) ?? 0) + 1);
@@ -170,6 +190,7 @@ export class Stats {
     this.charactersCreated = 0;
     this.requests.clear();
     this.faults.clear();
+    this.text = { requests: 0, inputTokens: 0, outputTokens: 0 };
   }
 
   toJSON(jobsStored: number): unknown {
@@ -179,6 +200,8 @@ export class Stats {
       jobsStored,
       requests: Object.fromEntries(this.requests),
       faults: Object.fromEntries(this.faults),
+      // Present once a text request was answered since the last reset.
+      ...(this.text.requests > 0 ? { text: { ...this.text } } : {}),
     };
   }
 }
@@ -277,7 +300,7 @@ function json(status: number, body: unknown): JsonReply {
 
 /** The upstream protocols served; add new protocol modules here. Built lazily (see file header). */
 function protocolModules(): ProtocolModule[] {
-  return [openaiVideosModule, geminiVeoModule, veoBlobModule];
+  return [openaiVideosModule, geminiVeoModule, veoBlobModule, anthropicMessagesModule, openaiChatModule];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -409,6 +432,10 @@ function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply, ext
     req.socket.destroy();
     return;
   }
+  if (reply.kind === 'stream') {
+    writeStream(res, reply, extra);
+    return;
+  }
   const headers: HeaderMap = { ...extra, ...reply.headers };
   let status = reply.status;
   let body: Buffer;
@@ -438,6 +465,17 @@ function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply, ext
   headers['content-length'] = String(body.length);
   res.writeHead(status, headers);
   res.end(head ? undefined : body);
+}
+
+function writeStream(res: ServerResponse, reply: StreamReply, extra: HeaderMap): void {
+  const ac = new AbortController();
+  res.on('close', () => ac.abort());
+  res.writeHead(reply.status, { ...extra, ...reply.headers, 'content-type': reply.contentType, 'cache-control': 'no-cache' });
+  res.flushHeaders();
+  const open = (): boolean => !res.destroyed && !res.writableEnded;
+  reply.run({ write: (chunk) => { if (open()) res.write(chunk); }, signal: ac.signal })
+    .catch(() => undefined)
+    .finally(() => { if (open()) res.end(); });
 }
 
 function urlHost(host: string): string {

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import Router from '@koa/router';
-import { findVideoModel } from '../../catalog/models';
+import { findVideoModel, type VideoModel } from '../../catalog/models';
 import { newCharacterUsername, newRemixTaskId, newTaskId, newVideoObjectId } from '../../catalog/task-id';
-import { IMAGE_EXTENSIONS, sniffImage } from '../../net/media';
+import { IMAGE_EXTENSIONS, sniffImage, type ImageMime } from '../../net/media';
 import { storageKeys } from '../../storage/blob-store';
-import type { CharacterSource, CharacterState } from '../../tasks/task';
+import type { CharacterSource, CharacterState, ImageRef } from '../../tasks/task';
 import type { GatewayState } from '../context';
 import { ConflictError, InvalidRequestError } from '../errors';
 import { castFromPrompt, mergeCast } from '../character-mentions';
@@ -12,7 +12,7 @@ import { channelCheck } from '../channel-check';
 import { jsonBody } from '../middleware/json-body';
 import { multipartBody, readForm } from '../middleware/multipart-body';
 import { assertFetchable } from '../reference-images';
-import { parseVideosCreate } from '../schemas/videos-create';
+import { parseVideosCreate, type VideosCreateFields } from '../schemas/videos-create';
 import { videosRemixBody } from '../schemas/videos-remix';
 import { parseOrThrow } from '../schemas/zod-error';
 import { buildTaskRequest } from '../task-request';
@@ -37,37 +37,12 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const reference = form.files.input_reference;
     const { fields, model, aspectRatio } = parseVideosCreate(form.fields, reference !== undefined);
     requireChannel(model.id);
-    const taskId = model.family === 'vidgen' ? newVideoObjectId() : newTaskId(model.id);
-
-    const images = [];
-    if (reference) {
-      const bytes = await fs.promises.readFile(reference.path);
-      const mimeType = sniffImage(bytes);
-      if (!mimeType) throw new InvalidRequestError("'input_reference' is not a PNG, JPEG, WEBP or GIF image.", 'input_reference', 'invalid_image');
-      const key = storageKeys.input(taskId, 0, IMAGE_EXTENSIONS[mimeType]);
-      await deps.blobs.write(key, bytes);
-      images.push({ kind: 'stored' as const, key, mimeType, bytes: bytes.length });
-    }
-
     const ownerId = ctx.state.apiKey!.id;
-    let character: CharacterSource | undefined;
-    if (fields.character_url) character = { kind: 'url', url: assertFetchable(fields.character_url, 'character_url', env.FETCH_ALLOW_PRIVATE), timestamps: fields.character_timestamps };
-    if (fields.character_from_task) {
-      const { task, video } = await finishedVideoOf(deps.tasks, fields.character_from_task, ownerId, 'character_from_task');
-      character = { kind: 'task', taskId: task.id, videoKey: video.key, timestamps: fields.character_timestamps };
-    }
-    let cast = model.family === 'motion' ? await castFromPrompt(fields.prompt, ownerId, deps.characters) : undefined;
-    let saved: CharacterState | undefined;
-    if (character && fields.character_create) {
-      character.selfPortrait = fields.character_create.create_self_portrait;
-      if (fields.character_create.save_to_library) {
-        // Saved to the key's library: made as a character of its own first, then cast like an @username.
-        const username = newCharacterUsername();
-        saved = await deps.characters.create({ characterId: `char_${username}`, username, ownerId, source: character, model: model.id, createdAt: Date.now() });
-        cast = mergeCast(cast, { channel: saved.channel, characterIds: [saved.upstreamId] });
-        character = undefined;
-      }
-    }
+    const taskId = model.family === 'vidgen' ? newVideoObjectId() : newTaskId(model.id);
+    // Everything that can still refuse the request runs before anything is stored or made.
+    const image = reference ? await readReference(reference.path) : undefined;
+    const { character, cast, saved } = await resolveCharacters(fields, model, ownerId);
+    const images = image ? [await storeReference(image, taskId)] : [];
     const request = buildTaskRequest(deps.config, {
       taskId,
       ownerId,
@@ -132,5 +107,48 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     ctx.body = videoContentView({ ...state, status: 'completed' }, videoUrl);
   });
 
+  /** The uploaded reference image, checked by its content rather than its declared type. */
+  async function readReference(file: string): Promise<{ bytes: Buffer; mimeType: ImageMime }> {
+    const bytes = await fs.promises.readFile(file);
+    const mimeType = sniffImage(bytes);
+    if (!mimeType) throw new InvalidRequestError("'input_reference' is not a PNG, JPEG, WEBP or GIF image.", 'input_reference', 'invalid_image');
+    return { bytes, mimeType };
+  }
+
+  async function storeReference(image: { bytes: Buffer; mimeType: ImageMime }, taskId: string): Promise<ImageRef> {
+    const key = storageKeys.input(taskId, 0, IMAGE_EXTENSIONS[image.mimeType]);
+    await deps.blobs.write(key, image.bytes);
+    return { kind: 'stored', key, mimeType: image.mimeType, bytes: image.bytes.length };
+  }
+
+  /**
+   * The characters a motion task makes or casts: character_url / character_from_task (made in
+   * the task, or first saved to the key's library with character_create.save_to_library) and
+   * the @usernames of the prompt.
+   */
+  async function resolveCharacters(fields: VideosCreateFields, model: VideoModel, ownerId: string) {
+    let character: CharacterSource | undefined;
+    if (fields.character_url) {
+      character = { kind: 'url', url: assertFetchable(fields.character_url, 'character_url', env.FETCH_ALLOW_PRIVATE), timestamps: fields.character_timestamps };
+    }
+    if (fields.character_from_task) {
+      const { task, video } = await finishedVideoOf(deps.tasks, fields.character_from_task, ownerId, 'character_from_task');
+      character = { kind: 'task', taskId: task.id, videoKey: video.key, timestamps: fields.character_timestamps };
+    }
+    let cast = model.family === 'motion' ? await castFromPrompt(fields.prompt, ownerId, deps.characters) : undefined;
+    let saved: CharacterState | undefined;
+    if (character && fields.character_create) {
+      character.selfPortrait = fields.character_create.create_self_portrait;
+      if (fields.character_create.save_to_library) {
+        const username = newCharacterUsername();
+        saved = await deps.characters.create({ characterId: `char_${username}`, username, ownerId, source: character, model: model.id, createdAt: Date.now() });
+        cast = mergeCast(cast, { channel: saved.channel, characterIds: [saved.upstreamId] });
+        character = undefined;
+      }
+    }
+    return { character, cast, saved };
+  }
+
   return router;
 }
+
