@@ -1,6 +1,8 @@
 import type { VideoModel } from '../catalog/models';
 import type { Config } from '../config/env';
-import type { CharacterSource, ImageRef, TaskRequest } from '../tasks/task';
+import type { BlobStore } from '../storage/blob-store';
+import type { TaskService } from '../tasks/task-service';
+import type { CharacterSource, ImageRef, TaskRequest, TaskState } from '../tasks/task';
 
 /** The parts of a canonical request that differ between the endpoint families. */
 export interface TaskRequestParts {
@@ -22,6 +24,19 @@ export interface TaskRequestParts {
   metadata?: Record<string, unknown>;
   remixOf?: TaskRequest['remixOf'];
   cast?: TaskRequest['cast'];
+}
+
+/**
+ * Starts the task; when the start fails (Temporal unreachable), the inputs already stored for
+ * it are removed, so a refused request leaves nothing behind.
+ */
+export async function startTask(tasks: TaskService, blobs: BlobStore, request: TaskRequest): Promise<TaskState> {
+  try {
+    return await tasks.start(request);
+  } catch (err) {
+    await Promise.all(request.images.map((img) => (img.kind === 'stored' ? blobs.remove(img.key).catch(() => undefined) : undefined)));
+    throw err;
+  }
 }
 
 /** One canonical TaskRequest, whichever endpoint family the task came through. */

@@ -55,6 +55,10 @@ export class BlobStore {
     }
   }
 
+  async remove(key: string): Promise<void> {
+    await fs.promises.rm(this.resolve(key), { force: true });
+  }
+
   async read(key: string): Promise<Buffer> {
     return fs.promises.readFile(this.resolve(key));
   }

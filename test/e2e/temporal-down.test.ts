@@ -2,6 +2,9 @@
  * With Temporal unreachable the API still starts and answers: 503 with a clear message
  * within seconds for task calls and /healthz, never a hang or a 500.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { THUMBNAIL_PNG } from '../../src/simulator/assets';
 import { freePort } from '../support/ports';
 import { call } from '../support/client';
 import { startGateway, type Gateway } from '../support/stack';
@@ -31,6 +34,15 @@ test('create answers 503 within seconds, with an OpenAI-style body', async () =>
   expect(res.body.error.message).toMatch(/unavailable/i);
   expect(res.headers.get('retry-after')).toBe('5');
   expect(Date.now() - started).toBeLessThan(8000);
+});
+
+test('a refused create leaves no stored input behind', async () => {
+  const png = `data:image/png;base64,${THUMBNAIL_PNG.toString('base64')}`;
+  const res = await call(`${gw.url}/v1/video/create`, { key, json: { model: 'vidgen3', prompt: 'with an image', images: [png] } });
+  expect(res.status).toBe(503);
+  const inputs = path.join(gw.dataDir, 'storage', 'inputs');
+  const files = fs.existsSync(inputs) ? fs.readdirSync(inputs, { recursive: true }).filter((f) => String(f).includes('.')) : [];
+  expect(files).toEqual([]);
 });
 
 test('query answers 503 within seconds', async () => {

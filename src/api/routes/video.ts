@@ -12,7 +12,7 @@ import { InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import { castFromPrompt } from '../character-mentions';
 import { intakeImages } from '../reference-images';
-import { buildTaskRequest } from '../task-request';
+import { buildTaskRequest, startTask } from '../task-request';
 import { parseVideoCreate } from '../schemas/video-create';
 import { videoCreateView, videoQueryView } from '../views/video-task';
 
@@ -58,7 +58,7 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       character: body.character_url ? { kind: 'url', url: body.character_url, timestamps: body.character_timestamps } : undefined,
       cast: model.family === 'motion' ? await castFromPrompt(body.prompt, ownerId, deps.characters) : undefined,
     });
-    const state = await deps.tasks.start(request);
+    const state = await startTask(deps.tasks, deps.blobs, request);
     ctx.state.log.info({ taskId, model: model.id }, 'task created');
     ctx.body = videoCreateView(state);
   });

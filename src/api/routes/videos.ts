@@ -15,7 +15,7 @@ import { assertFetchable } from '../reference-images';
 import { parseVideosCreate, type VideosCreateFields } from '../schemas/videos-create';
 import { videosRemixBody } from '../schemas/videos-remix';
 import { parseOrThrow } from '../schemas/zod-error';
-import { buildTaskRequest } from '../task-request';
+import { buildTaskRequest, startTask } from '../task-request';
 import { finishedVideoOf, ownTask } from '../task-lookup';
 import { videoUrlOf } from '../views/video-task';
 import { videoContentView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/videos';
@@ -60,7 +60,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       metadata: fields.metadata,
       cast,
     });
-    const state = await deps.tasks.start(request);
+    const state = await startTask(deps.tasks, deps.blobs, request);
     ctx.state.log.info({ taskId, model: model.id }, 'task created');
     // Extension: a character saved to the library is named in the answer, so it can be cast later.
     ctx.body = saved ? { ...videoObjectCreateView(state), character: { id: saved.id, username: saved.username } } : videoObjectCreateView(state);
