@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, ErrorDetail, HeaderMap, ProtocolModule, Reply } from './server';
-import { gateText, parseMarkers, parseTextMarkers, pause, untilAborted, type TextMarkers } from './faults';
+import { pause, untilAborted, type TextMarkers, textFaults } from './faults';
 import { sniffImage } from './assets';
 
 // ---------------------------------------------------------------------------------------------
@@ -352,11 +352,8 @@ async function createMessage(ctx: Ctx): Promise<Reply> {
   if (media) return media;
 
   const prompt = lastUserText(body.messages);
-  const markers = parseMarkers(prompt);
-  const t = parseTextMarkers(prompt);
-  const fault = gateText(ctx, prompt, markers, t);
+  const { markers, t, fault } = textFaults(ctx, prompt);
   if (fault) return fault;
-  if (markers.slowMs > 0) ctx.sim.stats.fault('slow');
 
   const a = answer(body, prompt, t);
   ctx.sim.stats.textRequest(a.inputTokens, a.outputTokens);

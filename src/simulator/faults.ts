@@ -244,6 +244,18 @@ export function untilAborted(signal: AbortSignal): Promise<void> {
  * (`drop`, `submit-429`, `submit-5xx`; `drop-after-create` also drops, after the answer was computed).
  * Returns the reply to send instead of the answer, or null.
  */
+/**
+ * The faults a text request's prompt asks for: its markers, and the reply that ends the request
+ * early (a status fault, an attempt counter) when there is one. Shared by both text protocols.
+ */
+export function textFaults(ctx: Ctx, prompt: string): { markers: Markers; t: TextMarkers; fault: Reply | null } {
+  const markers = parseMarkers(prompt);
+  const t = parseTextMarkers(prompt);
+  const fault = gateText(ctx, prompt, markers, t);
+  if (!fault && markers.slowMs > 0) ctx.sim.stats.fault('slow');
+  return { markers, t, fault: fault ?? null };
+}
+
 export function gateText(ctx: Ctx, text: string, m: Markers, t: TextMarkers): Reply | null {
   if (t.status !== null) {
     ctx.sim.stats.fault(`status-${t.status}`);

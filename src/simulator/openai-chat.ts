@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, HeaderMap, ProtocolModule, Reply } from './server';
-import { gateText, parseMarkers, parseTextMarkers, pause, untilAborted, type TextMarkers } from './faults';
+import { pause, untilAborted, type TextMarkers, textFaults } from './faults';
 import { openaiVideosModule } from './openai-videos';
 import { pieces, tokensFor } from './anthropic-messages';
 
@@ -193,11 +193,8 @@ async function createCompletion(ctx: Ctx): Promise<Reply> {
     return ctx.error(404, `The model \`${body.model}\` does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
   }
   const prompt = lastUserText(body.messages);
-  const markers = parseMarkers(prompt);
-  const t = parseTextMarkers(prompt);
-  const fault = gateText(ctx, prompt, markers, t);
+  const { markers, t, fault } = textFaults(ctx, prompt);
   if (fault) return fault;
-  if (markers.slowMs > 0) ctx.sim.stats.fault('slow');
 
   const a = answer(body, prompt, t);
   ctx.sim.stats.textRequest(a.usage.prompt_tokens, a.usage.completion_tokens);
