@@ -20,6 +20,7 @@ import { createLogger } from '../src/log';
 import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
+import { upstreamJobOf } from '../test/support/upstream';
 
 interface Options {
   tasks: number[];
@@ -157,10 +158,10 @@ async function main(): Promise<void> {
       let failed = 0;
       await pool(ids, 20, async (id) => {
         const d = await temporal.workflow.getHandle(id).describe();
-        const state = d.memo?.state as { status: string; upstream?: { jobId: string } };
-        if (state.status !== 'completed' || !state.upstream || !d.closeTime) return void failed++;
-        const job = (await (await fetch(`${simUrl}/_sim/jobs/${encodeURIComponent(state.upstream.jobId.split('/').pop()!)}`)).json()) as { completedAt: number };
-        lags.push(d.closeTime.getTime() - job.completedAt);
+        const state = d.memo?.state as { status: string };
+        if (state.status !== 'completed' || !d.closeTime) return void failed++;
+        const job = await upstreamJobOf(temporal, simUrl, id);
+        lags.push(d.closeTime.getTime() - (job.completedAt ?? NaN));
       });
       await temporal.workflow.count(); // keep the connection honest
 
@@ -249,9 +250,8 @@ async function benchOtherPaths(args: { api: string; auth: Record<string, string>
       if (!urlAt && buffer.includes('video_url: ')) urlAt = Date.now();
     }
     if (!taskId || !urlAt) return void streamErrors++;
-    const state = (await temporal.workflow.getHandle(taskId).describe()).memo?.state as { upstream?: { jobId: string } };
-    const job = (await (await fetch(`${simUrl}/_sim/jobs/${encodeURIComponent(state.upstream?.jobId.split('/').pop() ?? '')}`)).json()) as { completedAt: number };
-    urlLag.push(urlAt - job.completedAt);
+    const job = await upstreamJobOf(temporal, simUrl, taskId);
+    urlLag.push(urlAt - (job.completedAt ?? NaN));
   }));
   console.log(`chat completions, ${streams} concurrent streams (job ${streamJobMs} ms)`);
   console.log(`  first chunk (task_id)   p50 ${ms(percentile(firstChunk, 50))}   p99 ${ms(percentile(firstChunk, 99))}`);

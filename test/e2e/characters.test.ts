@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../src/simulator/assets';
 import { call, createTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
+import { upstreamJobOf } from '../support/upstream';
 
 let gw: Gateway;
 let key: string;
@@ -48,8 +49,7 @@ async function upstreamCharacterId(characterId: string): Promise<string> {
 }
 
 async function upstreamParams(taskId: string): Promise<Record<string, unknown>> {
-  const state = (await temporal.workflow.getHandle(taskId).describe()).memo?.state as { upstream: { jobId: string } };
-  return (await call<{ params: Record<string, unknown> }>(`${gw.simulatorUrl}/_sim/jobs/${state.upstream.jobId}`)).body.params;
+  return (await upstreamJobOf(temporal, gw.simulatorUrl, taskId)).params;
 }
 
 test('a character from a finished task, used as @username in a later prompt', async () => {

@@ -13,6 +13,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../src/simulator/assets';
 import { call, createTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
+import { taskMemoState, upstreamJobOf, type SimJob } from '../support/upstream';
 
 interface CharacterRequest {
   name: string;
@@ -145,22 +146,12 @@ async function completedActivities(handle: WorkflowHandle, activityType: string)
   return runs;
 }
 
-interface MemoState {
-  status: string;
-  upstream?: { channel: string; jobId: string };
-}
+const memoState = (taskId: string) => taskMemoState(temporal, taskId);
 
-async function memoState(taskId: string): Promise<MemoState> {
-  const description = await temporal.workflow.getHandle(taskId).describe();
-  return description.memo?.state as MemoState;
-}
-
-async function upstreamJob(taskId: string): Promise<Record<string, unknown>> {
-  const jobId = (await memoState(taskId)).upstream?.jobId ?? '';
-  expect(jobId).toMatch(/^video_[0-9a-f]{32}$/);
-  const res = await call(`${gw.simulatorUrl}/_sim/jobs/${encodeURIComponent(jobId)}`);
-  expect(res.status).toBe(200);
-  return res.body;
+async function upstreamJob(taskId: string): Promise<SimJob> {
+  const job = await upstreamJobOf(temporal, gw.simulatorUrl, taskId);
+  expect(job.id).toMatch(/^video_[0-9a-f]{32}$/);
+  return job;
 }
 
 test('motion-2 with character_url and character_timestamps: the created character is cast in the upstream job', async () => {

@@ -6,8 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { THUMBNAIL_PNG } from '../../src/simulator/assets';
-import { call, createTask, queryTask, waitForTerminal } from '../support/client';
+import { createTask, queryTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
+import { upstreamJobOf } from '../support/upstream';
 
 let gw: Gateway;
 let key: string;
@@ -33,14 +34,7 @@ afterAll(async () => {
   await temporal?.connection.close();
 }, 120_000);
 
-async function upstreamJob(taskId: string): Promise<Record<string, unknown>> {
-  const description = await temporal.workflow.getHandle(taskId).describe();
-  const state = description.memo?.state as { upstream?: { jobId: string } };
-  const jobId = state.upstream?.jobId ?? '';
-  const res = await call(`${gw.simulatorUrl}/_sim/jobs/${encodeURIComponent(jobId.split('/').pop() ?? '')}`);
-  expect(res.status).toBe(200);
-  return res.body;
-}
+const upstreamJob = (taskId: string) => upstreamJobOf(temporal, gw.simulatorUrl, taskId);
 
 async function expectPlayableMp4(videoUrl: string): Promise<void> {
   expect(videoUrl.startsWith(`http://localhost:`) || videoUrl.startsWith('http://127.0.0.1')).toBe(true);

@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { THUMBNAIL_PNG } from '../../src/simulator/assets';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
+import { upstreamJobOf } from '../support/upstream';
 
 let gw: Gateway;
 let key: string;
@@ -41,11 +42,8 @@ async function retrieveUntilDone(id: string): Promise<{ final: Record<string, un
 }
 
 async function simulatorParams(taskId: string): Promise<Record<string, unknown>> {
-  const state = (await temporal.workflow.getHandle(taskId).describe()).memo?.state as { upstream: { jobId: string } };
-  const job = await call<{ params: Record<string, unknown>; model: string; prompt: string }>(
-    `${gw.simulatorUrl}/_sim/jobs/${encodeURIComponent(state.upstream.jobId.split('/').pop()!)}`,
-  );
-  return { ...job.body.params, model: job.body.model };
+  const job = await upstreamJobOf(temporal, gw.simulatorUrl, taskId);
+  return { ...job.params, model: job.model };
 }
 
 test('motion-2 through openai.videos.create and retrieve: pending, integer seconds, progress up to 100', async () => {
@@ -212,11 +210,10 @@ describe('remix', () => {
     expect((await fetch(final.video_url as string)).status).toBe(200);
 
     // The upstream remix was called on the source's upstream job, which the source's workflow holds.
-    const sourceJob = ((await temporal.workflow.getHandle(sourceId).describe()).memo?.state as { upstream: { jobId: string } }).upstream.jobId;
-    const remixJob = ((await temporal.workflow.getHandle(remix.id as string).describe()).memo?.state as { upstream: { jobId: string } }).upstream.jobId;
-    const job = await call<{ remixedFrom: string | null }>(`${gw.simulatorUrl}/_sim/jobs/${remixJob}`);
-    expect(job.body.remixedFrom).toBe(sourceJob);
-    expect(remixJob).not.toBe(sourceJob);
+    const sourceJob = await upstreamJobOf(temporal, gw.simulatorUrl, sourceId);
+    const remixJob = await upstreamJobOf(temporal, gw.simulatorUrl, remix.id as string);
+    expect(remixJob.remixedFrom).toBe(sourceJob.id);
+    expect(remixJob.id).not.toBe(sourceJob.id);
   });
 
   test('a size override is kept on the remix', async () => {
