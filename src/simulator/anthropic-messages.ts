@@ -7,7 +7,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, ErrorDetail, HeaderMap, ProtocolModule, Reply } from './server';
-import { pause, untilAborted, type TextMarkers, textFaults } from './faults';
+import { type TextMarkers, textFaults } from './faults';
+import { sseReply } from './sse';
 import { sniffImage } from './assets';
 
 // ---------------------------------------------------------------------------------------------
@@ -265,30 +266,10 @@ function streamEvents(msgId: string, model: string, a: Answer): SseEvent[] {
 const sse = (e: { event: string; data: unknown }): string => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
 
 function streamReply(events: SseEvent[], t: TextMarkers, slowMs: number): Reply {
-  return {
-    kind: 'stream',
-    status: 200,
-    contentType: 'text/event-stream; charset=utf-8',
-    delayMs: slowMs,
-    run: async ({ write, signal }) => {
-      if (t.hang) {
-        const first = events[0];
-        if (first) write(sse(first));
-        await untilAborted(signal);
-        return;
-      }
-      // midstream-error: message_start, ping, the first block's start and about half its deltas.
-      const firstStop = events.findIndex((e) => e.event === 'content_block_stop');
-      const failAt = t.midstreamError ? Math.max(3, Math.ceil((firstStop < 0 ? events.length : firstStop) / 2) + 1) : -1;
-      for (let i = 0; i < events.length; i += 1) {
-        if (signal.aborted) return;
-        if (i > 0) await pause(t.delayMs, signal);
-        if (i === failAt) { write(sse({ event: 'error', data: OVERLOADED })); return; }
-        const e = events[i];
-        if (e) write(sse(e));
-      }
-    },
-  };
+  // midstream-error: message_start, ping, the first block's start and about half its deltas.
+  const firstStop = events.findIndex((e) => e.event === 'content_block_stop');
+  const failAt = t.midstreamError ? Math.max(3, Math.ceil((firstStop < 0 ? events.length : firstStop) / 2) + 1) : -1;
+  return sseReply({ frames: events.map(sse), failAt, errorFrame: sse({ event: 'error', data: OVERLOADED }) }, t, slowMs);
 }
 
 // ---------------------------------------------------------------------------------------------

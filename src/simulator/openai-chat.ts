@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, HeaderMap, ProtocolModule, Reply } from './server';
-import { pause, untilAborted, type TextMarkers, textFaults } from './faults';
+import { type TextMarkers, textFaults } from './faults';
+import { sseReply } from './sse';
 import { openaiVideosModule } from './openai-videos';
 import { pieces, tokensFor } from './anthropic-messages';
 
@@ -138,30 +139,8 @@ function streamReply(body: ChatRequest, a: Answer, t: TextMarkers, slowMs: numbe
   const data = (v: unknown): string => `data: ${JSON.stringify(v)}\n\n`;
   // midstream-error: the role chunk and about half of the content chunks, then the error line.
   const failAt = t.midstreamError ? Math.max(2, Math.ceil((chunks.length - 1) / 2)) : -1;
-  return {
-    kind: 'stream',
-    status: 200,
-    contentType: 'text/event-stream; charset=utf-8',
-    delayMs: slowMs,
-    run: async ({ write, signal }) => {
-      if (t.hang) {
-        write(data(chunks[0]));
-        await untilAborted(signal);
-        return;
-      }
-      for (let i = 0; i < chunks.length; i += 1) {
-        if (signal.aborted) return;
-        if (i > 0) await pause(t.delayMs, signal);
-        if (i === failAt) {
-          write(data({ error: { message: 'The server had an error while processing your request (simulated by [sim:midstream-error]).', type: 'server_error', param: null, code: null } }));
-          return;
-        }
-        write(data(chunks[i]));
-      }
-      await pause(t.delayMs, signal);
-      write('data: [DONE]\n\n');
-    },
-  };
+  const errorFrame = data({ error: { message: 'The server had an error while processing your request (simulated by [sim:midstream-error]).', type: 'server_error', param: null, code: null } });
+  return sseReply({ frames: chunks.map(data), failAt, errorFrame, trailer: 'data: [DONE]\n\n' }, t, slowMs);
 }
 
 function zodError(ctx: Ctx, error: z.ZodError, input: Record<string, unknown>): Reply {
