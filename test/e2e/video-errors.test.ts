@@ -150,3 +150,10 @@ describe('keys', () => {
 test('unknown routes are 404 in the same error shape', async () => {
   expectError(await call(`${gw.url}/v1/video/nope`, { key }), 404);
 });
+
+test('/healthz is 503 while Temporal answers but no worker polls the task queue', async () => {
+  const res = await call<{ status: string; temporal: string; worker: string }>(`${gw.url}/healthz`);
+  expect(res.status).toBe(503);
+  expect(res.body).toMatchObject({ status: 'unavailable', temporal: 'ok' });
+  expect(res.body.worker).toMatch(/no worker is polling/);
+});
