@@ -1,7 +1,10 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
-import type { VideoChannel } from '../config/channels';
+import type { TextChannel, VideoChannel } from '../config/channels';
+import type { ChannelHealth } from '../proxy/channel-health';
+import type { ProxyLimits } from '../proxy/text-proxy';
+import type { UsageRecorder } from '../store/usage';
 import type { Config } from '../config/env';
 import type { BlobStore } from '../storage/blob-store';
 import type { UrlSigner } from '../storage/signed-url';
@@ -20,10 +23,16 @@ import { videoRoutes } from './routes/video';
 import { videosRoutes } from './routes/videos';
 import { chatCompletionsRoutes } from './routes/chat-completions';
 import { characterRoutes } from './routes/characters';
+import { messagesRoutes } from './routes/messages';
+import { modelRoutes } from './routes/models';
 
 export interface ApiDeps {
   config: Config;
   channels: readonly VideoChannel[];
+  textChannels: readonly TextChannel[];
+  channelHealth: ChannelHealth;
+  usage: UsageRecorder;
+  textLimits: ProxyLimits;
   characters: CharacterService;
   logger: Logger;
   keys: KeyStore;
@@ -55,8 +64,12 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
 
   const admin = new Router<GatewayState>();
   admin.use('/admin', adminAuth(deps.adminToken));
-  admin.use(adminRoutes(deps.keys).routes());
+  admin.use(adminRoutes(deps).routes());
   app.use(admin.routes());
+
+  // Before the /v1 router: these take x-api-key too, and messages answers in Anthropic's shape.
+  app.use(messagesRoutes(deps).routes());
+  app.use(modelRoutes(deps).routes());
 
   const v1 = new Router<GatewayState>();
   v1.use('/v1', bearerAuth(deps.keys));

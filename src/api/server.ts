@@ -6,7 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { loadVideoChannels } from '../config/channels';
+import { loadChannels, isTextChannel, isVideoChannel } from '../config/channels';
+import { ChannelHealth } from '../proxy/channel-health';
+import { UsageRecorder } from '../store/usage';
 import { loadConfig, type Config } from '../config/env';
 import { createLogger } from '../log';
 import { BlobStore } from '../storage/blob-store';
@@ -53,10 +55,16 @@ export async function startApiServer(opts: {
     rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
     createTimeoutMs: 120_000,
   });
+  const channels = loadChannels(config);
+  const usage = new UsageRecorder(db, env.USAGE_FLUSH_MS, logger);
   const app = createApp({
     config,
     characters,
-    channels: loadVideoChannels(config),
+    channels: channels.filter(isVideoChannel),
+    textChannels: channels.filter(isTextChannel),
+    channelHealth: new ChannelHealth(env.CHANNEL_FAILURE_THRESHOLD, env.CHANNEL_COOLDOWN_SECONDS * 1000),
+    usage,
+    textLimits: { timeoutMs: env.TEXT_TIMEOUT_MS, idleMs: env.TEXT_STREAM_IDLE_MS },
     logger,
     keys,
     tasks,
@@ -92,6 +100,7 @@ export async function startApiServer(opts: {
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5000).unref();
       });
+      await usage.close();
     },
   };
 }

@@ -3,6 +3,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import type { Config } from './env';
 import { ConfigError } from './env';
+import { DEFAULT_NATIVE_UPSTREAM_MODELS, DEFAULT_OPENAI_TEXT_MODELS, NATIVE_TEXT_MODELS } from '../catalog/text-models';
 
 /**
  * Upstream channels: where each gateway model is sent. Declared in CHANNELS_FILE (YAML or
@@ -11,23 +12,38 @@ import { ConfigError } from './env';
  */
 export const VIDEO_CHANNEL_TYPES = ['gemini-veo', 'openai-videos'] as const;
 export type VideoChannelType = (typeof VIDEO_CHANNEL_TYPES)[number];
+export const TEXT_CHANNEL_TYPES = ['anthropic-native', 'openai-compatible'] as const;
+export type TextChannelType = (typeof TEXT_CHANNEL_TYPES)[number];
 
-const channelSchema = z.strictObject({
+const common = {
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, - and _'),
-  type: z.enum(VIDEO_CHANNEL_TYPES),
   base_url: z.url({ protocol: /^https?$/ }),
   /** The key itself, or the name of an env variable holding it (api_key_env), never both. */
   api_key: z.string().min(1).optional(),
   api_key_env: z.string().min(1).optional(),
-  /** gateway model -> upstream model */
-  models: z.record(z.string(), z.string().min(1)),
+  /** gateway model -> upstream model, or a list of names sent unchanged */
+  models: z.union([z.record(z.string(), z.string().min(1)), z.array(z.string().min(1)).min(1)]),
+  /** The highest priority serves a model first; lower ones are the failover. */
   priority: z.number().int().default(0),
+  /** Share of requests among channels of the same priority. */
+  weight: z.number().int().min(1).max(1000).default(1),
+};
+
+const videoChannelSchema = z.strictObject({
+  ...common,
+  type: z.enum(VIDEO_CHANNEL_TYPES),
   poll_ms: z.number().int().min(50).max(600_000).optional(),
   /** A rough job length; progress of providers that report none is estimated from it. */
   expected_job_seconds: z.number().min(1).max(86_400).default(90),
   /** openai-videos: send the gateway's extension fields (watermark, private, characters). */
   send_extensions: z.boolean().default(true),
-}).refine((c) => !(c.api_key && c.api_key_env), { message: 'give api_key or api_key_env, not both', path: ['api_key'] });
+});
+
+const textChannelSchema = z.strictObject({ ...common, type: z.enum(TEXT_CHANNEL_TYPES) });
+
+const channelSchema = z
+  .discriminatedUnion('type', [videoChannelSchema, textChannelSchema])
+  .refine((c) => !(c.api_key && c.api_key_env), { message: 'give api_key or api_key_env, not both', path: ['api_key'] });
 
 const fileSchema = z.strictObject({ channels: z.array(channelSchema) });
 
@@ -38,10 +54,37 @@ export interface VideoChannel {
   apiKey: string;
   models: Record<string, string>;
   priority: number;
+  weight: number;
   pollMs: number;
   expectedJobMs: number;
   sendExtensions: boolean;
   simulated: boolean;
+}
+
+/**
+ * A text channel's base_url is what that protocol's official SDK takes as its base:
+ * `https://api.anthropic.com` for anthropic-native (the gateway appends /v1/messages),
+ * `https://api.openai.com/v1` for openai-compatible (it appends /chat/completions).
+ */
+export interface TextChannel {
+  name: string;
+  type: TextChannelType;
+  baseUrl: string;
+  apiKey: string;
+  models: Record<string, string>;
+  priority: number;
+  weight: number;
+  simulated: boolean;
+}
+
+export type Channel = VideoChannel | TextChannel;
+
+export function isTextChannel(c: Channel): c is TextChannel {
+  return (TEXT_CHANNEL_TYPES as readonly string[]).includes(c.type);
+}
+
+export function isVideoChannel(c: Channel): c is VideoChannel {
+  return !isTextChannel(c);
 }
 
 /** upstreams.md's default mapping of gateway models to Veo models. */
@@ -69,7 +112,10 @@ export const DEFAULT_MOTION_MODELS: Record<string, string> = {
 
 export const SIMULATOR_API_KEY = 'sim-key';
 
-function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): VideoChannel[] {
+const trimUrl = (url: string) => url.replace(/\/+$/, '');
+const identity = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, n]));
+
+function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): Channel[] {
   let raw: unknown;
   try {
     raw = YAML.parse(fs.readFileSync(file, 'utf8'));
@@ -81,51 +127,83 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): 
     const issue = parsed.error.issues[0];
     throw new ConfigError(`CHANNELS_FILE ${file}: ${issue?.path.join('.')}: ${issue?.message}`);
   }
-  return parsed.data.channels.map((c) => {
+  const names = new Set<string>();
+  return parsed.data.channels.map((c): Channel => {
+    if (names.has(c.name)) throw new ConfigError(`CHANNELS_FILE ${file}: two channels are named ${c.name}`);
+    names.add(c.name);
     const apiKey = c.api_key ?? (c.api_key_env ? env[c.api_key_env] : undefined);
     if (!apiKey) throw new ConfigError(`CHANNELS_FILE ${file}: channel ${c.name} has no api_key (or its api_key_env is unset)`);
-    return {
+    const shared = {
       name: c.name,
-      type: c.type,
-      baseUrl: c.base_url.replace(/\/+$/, ''),
+      baseUrl: trimUrl(c.base_url),
       apiKey,
-      models: c.models,
+      models: Array.isArray(c.models) ? identity(c.models) : c.models,
       priority: c.priority,
+      weight: c.weight,
+      simulated: false,
+    };
+    if (!('send_extensions' in c)) return { ...shared, type: c.type };
+    return {
+      ...shared,
+      type: c.type,
       pollMs: c.poll_ms ?? defaultPollMs,
       expectedJobMs: c.expected_job_seconds * 1000,
       sendExtensions: c.send_extensions,
-      simulated: false,
     };
   });
 }
 
 export function simulatorUrl(config: Config): string {
-  return (config.env.SIMULATOR_URL ?? `http://127.0.0.1:${config.env.SIMULATOR_PORT}`).replace(/\/+$/, '');
+  return trimUrl(config.env.SIMULATOR_URL ?? `http://127.0.0.1:${config.env.SIMULATOR_PORT}`);
 }
 
-export function loadVideoChannels(config: Config, env: NodeJS.ProcessEnv = process.env): VideoChannel[] {
+/**
+ * Every channel: CHANNELS_FILE first, then the env shortcuts. With none at all, every model
+ * (video and text) goes to the provider simulator, so the demo works on a fresh machine.
+ */
+export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.env): Channel[] {
   const e = config.env;
   const realPollMs = e.UPSTREAM_POLL_MS ?? 10_000;
-  const channels: VideoChannel[] = e.CHANNELS_FILE ? fromFile(e.CHANNELS_FILE, env, realPollMs) : [];
-  const base = { priority: 0, pollMs: realPollMs, expectedJobMs: 90_000, simulated: false };
+  const channels: Channel[] = e.CHANNELS_FILE ? fromFile(e.CHANNELS_FILE, env, realPollMs) : [];
+  const base = { priority: 0, weight: 1, pollMs: realPollMs, expectedJobMs: 90_000, simulated: false };
   if (e.GEMINI_API_KEY) {
-    channels.push({ ...base, name: 'gemini', type: 'gemini-veo', baseUrl: e.GEMINI_BASE_URL.replace(/\/+$/, ''), apiKey: e.GEMINI_API_KEY, models: DEFAULT_VEO_MODELS, sendExtensions: false });
+    channels.push({ ...base, name: 'gemini', type: 'gemini-veo', baseUrl: trimUrl(e.GEMINI_BASE_URL), apiKey: e.GEMINI_API_KEY, models: DEFAULT_VEO_MODELS, sendExtensions: false });
   }
   if (e.OPENAI_VIDEOS_BASE_URL && e.OPENAI_VIDEOS_API_KEY) {
-    channels.push({ ...base, name: 'openai-videos', type: 'openai-videos', baseUrl: e.OPENAI_VIDEOS_BASE_URL.replace(/\/+$/, ''), apiKey: e.OPENAI_VIDEOS_API_KEY, models: DEFAULT_MOTION_MODELS, sendExtensions: true });
+    channels.push({ ...base, name: 'openai-videos', type: 'openai-videos', baseUrl: trimUrl(e.OPENAI_VIDEOS_BASE_URL), apiKey: e.OPENAI_VIDEOS_API_KEY, models: DEFAULT_MOTION_MODELS, sendExtensions: true });
   } else if (e.OPENAI_VIDEOS_BASE_URL || e.OPENAI_VIDEOS_API_KEY) {
     throw new ConfigError('OPENAI_VIDEOS_BASE_URL and OPENAI_VIDEOS_API_KEY go together: set both or neither.');
   }
+  const text = { priority: 0, weight: 1, simulated: false };
+  if (e.ANTHROPIC_API_KEY) {
+    channels.push({ ...text, name: 'anthropic', type: 'anthropic-native', baseUrl: trimUrl(e.ANTHROPIC_BASE_URL), apiKey: e.ANTHROPIC_API_KEY, models: { ...DEFAULT_NATIVE_UPSTREAM_MODELS } });
+  }
+  if (e.OPENAI_API_KEY) {
+    const models = e.OPENAI_MODELS?.split(',').map((m) => m.trim()).filter(Boolean) ?? [...DEFAULT_OPENAI_TEXT_MODELS];
+    channels.push({ ...text, name: 'openai', type: 'openai-compatible', baseUrl: trimUrl(e.OPENAI_BASE_URL), apiKey: e.OPENAI_API_KEY, models: identity(models) });
+  }
   if (channels.length > 0) return channels;
 
-  const sim = { ...base, baseUrl: simulatorUrl(config), apiKey: SIMULATOR_API_KEY, pollMs: e.UPSTREAM_POLL_MS ?? 1000, expectedJobMs: e.SIMULATOR_JOB_MS, simulated: true, sendExtensions: true };
+  const url = simulatorUrl(config);
+  const sim = { ...base, baseUrl: url, apiKey: SIMULATOR_API_KEY, pollMs: e.UPSTREAM_POLL_MS ?? 1000, expectedJobMs: e.SIMULATOR_JOB_MS, simulated: true, sendExtensions: true };
   return [
     { ...sim, name: 'sim-veo', type: 'gemini-veo', models: DEFAULT_VEO_MODELS },
     { ...sim, name: 'sim-openai-videos', type: 'openai-videos', models: DEFAULT_MOTION_MODELS },
+    // The simulator speaks both text protocols and accepts the gateway's own model names.
+    { ...text, simulated: true, apiKey: SIMULATOR_API_KEY, name: 'sim-anthropic', type: 'anthropic-native', baseUrl: url, models: identity(NATIVE_TEXT_MODELS) },
+    { ...text, simulated: true, apiKey: SIMULATOR_API_KEY, name: 'sim-openai-chat', type: 'openai-compatible', baseUrl: `${url}/v1`, models: identity(DEFAULT_OPENAI_TEXT_MODELS) },
   ];
 }
 
+export function loadVideoChannels(config: Config, env: NodeJS.ProcessEnv = process.env): VideoChannel[] {
+  return loadChannels(config, env).filter(isVideoChannel);
+}
+
+export function loadTextChannels(config: Config, env: NodeJS.ProcessEnv = process.env): TextChannel[] {
+  return loadChannels(config, env).filter(isTextChannel);
+}
+
 /** Channels serving a model, best first. */
-export function channelsFor(channels: readonly VideoChannel[], model: string): VideoChannel[] {
-  return channels.filter((c) => model in c.models).sort((a, b) => b.priority - a.priority);
+export function channelsFor<C extends Channel>(channels: readonly C[], model: string): C[] {
+  return channels.filter((c) => Object.hasOwn(c.models, model)).sort((a, b) => b.priority - a.priority);
 }

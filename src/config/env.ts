@@ -53,6 +53,21 @@ export const envSchema = z.object({
   GEMINI_BASE_URL: z.string().url().default('https://generativelanguage.googleapis.com'),
   OPENAI_VIDEOS_BASE_URL: optionalString,
   OPENAI_VIDEOS_API_KEY: optionalString,
+  ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: z.string().url().default('https://api.anthropic.com'),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  /** Comma-separated models the OPENAI_API_KEY channel serves (default: gpt-4o-mini, gpt-4o, gpt-4.1-mini, gpt-4.1). */
+  OPENAI_MODELS: optionalString,
+  /** Consecutive failures (429, 5xx, connection) after which a channel rests, and for how long. */
+  CHANNEL_FAILURE_THRESHOLD: int(1, 1000).default(3),
+  CHANNEL_COOLDOWN_SECONDS: int(1, 86_400).default(30),
+  /** Text requests: the longest wait for an upstream's response headers (a non-streamed answer arrives whole). */
+  TEXT_TIMEOUT_MS: int(1000, 3_600_000).default(600_000),
+  /** A text stream silent this long is ended with an error event instead of hanging the client. */
+  TEXT_STREAM_IDLE_MS: int(1000, 3_600_000).default(90_000),
+  /** Usage records are written in batches at most this far apart. */
+  USAGE_FLUSH_MS: int(10, 60_000).default(200),
   UPSTREAM_POLL_MS: int(50, 600_000).optional(),
   UPSTREAM_TIMEOUT_MS: int(1000, 600_000).default(60_000),
   UPSTREAM_RETRY_INITIAL_MS: int(10, 600_000).default(2000),

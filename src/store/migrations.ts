@@ -4,7 +4,8 @@ import type { Db } from './db';
  * Ordered, append-only. Each runs once, inside a transaction holding an advisory lock,
  * so replicas starting together against one PostgreSQL do not race.
  */
-const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
+/** Each statement apart: both drivers prepare parameterised queries, one statement at a time. */
+const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly string[] }[] = [
   {
     id: 1,
     name: 'api keys',
@@ -18,7 +19,31 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
         revoked_at timestamptz
       );`,
   },
+  {
+    id: 2,
+    name: 'text usage',
+    sql: [`
+      create table usage_records (
+        id text primary key,
+        request_id text not null,
+        key_id text not null,
+        model text not null,
+        channel text not null,
+        endpoint text not null,
+        streamed boolean not null,
+        outcome text not null,
+        input_tokens bigint not null,
+        output_tokens bigint not null,
+        cache_creation_tokens bigint not null,
+        cache_read_tokens bigint not null,
+        created_at timestamptz not null default now()
+      )`,
+      'create index usage_records_by_key on usage_records (key_id, created_at)',
+    ],
+  },
 ];
+
+export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);
 
 const LOCK_ID = 727_001;
 
@@ -32,7 +57,7 @@ export async function migrate(db: Db): Promise<number[]> {
     const applied: number[] = [];
     for (const m of MIGRATIONS) {
       if (done.has(m.id)) continue;
-      await tx.query(m.sql);
+      for (const statement of typeof m.sql === 'string' ? [m.sql] : m.sql) await tx.query(statement);
       await tx.query('insert into schema_migrations (id, name) values ($1, $2)', [m.id, m.name]);
       applied.push(m.id);
     }

@@ -9,7 +9,7 @@ import pg from 'pg';
 import type { Db } from '../../src/store/db';
 import { openEmbeddedDb } from '../../src/store/embedded-db';
 import { KeyStore } from '../../src/store/keys';
-import { migrate } from '../../src/store/migrations';
+import { migrate, MIGRATION_IDS } from '../../src/store/migrations';
 import { openPostgresDb } from '../../src/store/postgres-db';
 import { ensurePostgres } from '../support/services';
 
@@ -52,7 +52,7 @@ describe.each([
   let keys: KeyStore;
   beforeAll(async () => {
     opened = await open();
-    expect(await migrate(opened.db)).toEqual([1]);
+    expect(await migrate(opened.db)).toEqual(MIGRATION_IDS);
     expect(await migrate(opened.db)).toEqual([]); // idempotent
     keys = new KeyStore(opened.db);
     await keys.start();

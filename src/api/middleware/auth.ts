@@ -30,3 +30,19 @@ export function bearerAuth(keys: KeyStore): Middleware<GatewayState> {
     await next();
   };
 }
+
+/**
+ * x-api-key or Authorization: Bearer (spec 5), for /v1/messages and /v1/models, which
+ * Anthropic-style clients call with x-api-key.
+ */
+export function anyKeyAuth(keys: KeyStore): Middleware<GatewayState> {
+  return async (ctx, next) => {
+    const xApiKey = ctx.get('x-api-key').trim();
+    const secret = xApiKey !== '' ? xApiKey : bearerToken(ctx.get('authorization'));
+    if (!secret) {
+      throw new AuthenticationError("You didn't provide an API key. Send it as 'x-api-key: <API_KEY>' or 'Authorization: Bearer <API_KEY>'.");
+    }
+    ctx.state.apiKey = await resolveKey(keys, secret);
+    await next();
+  };
+}

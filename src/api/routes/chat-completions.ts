@@ -8,8 +8,13 @@ import { castFromPrompt } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import type { GatewayState } from '../context';
 import { InvalidRequestError } from '../errors';
-import { jsonBody } from '../middleware/json-body';
+import { rawJsonBody } from '../middleware/raw-json-body';
 import { chatVideoBody, promptOf } from '../schemas/chat-video';
+import { chatTextBody } from '../schemas/chat-text';
+import { isNativeTextModel, isResponsesOnlyModel, RESPONSES_API_HINT } from '../../catalog/text-models';
+import { chatProtocol } from '../../proxy/protocols';
+import { answerFromUpstream, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
+import type { ParameterizedContext } from 'koa';
 import { parseOrThrow } from '../schemas/zod-error';
 import { buildTaskRequest } from '../task-request';
 import { videoUrlOf } from '../views/video-task';
@@ -20,16 +25,49 @@ import type { VideoRouteDeps } from './video';
 const KEEPALIVE_MS = 15_000;
 
 /**
- * POST /v1/chat/completions for motion models (spec 4.10, 6). stream: true sends
- * chat.completion.chunk events as the task moves; stream: false answers once the task ends
+ * Text models: proxied to the OpenAI-compatible channels serving them (streamed or not).
+ * The gateway always asks a streamed upstream for usage; the client sees the usage chunk only
+ * when it set stream_options.include_usage.
+ */
+async function answerText(ctx: ParameterizedContext<GatewayState>, deps: TextRouteDeps, model: string): Promise<void> {
+  if (isResponsesOnlyModel(model)) {
+    throw new InvalidRequestError(`The model '${model}' cannot be used on /v1/chat/completions: ${RESPONSES_API_HINT}.`, 'model', 'model_not_supported');
+  }
+  if (isNativeTextModel(model)) {
+    throw new InvalidRequestError(`The model '${model}' is served in its native format: call it with POST /v1/messages (client base URL without /v1).`, 'model', 'model_not_supported');
+  }
+  const body = parseOrThrow(chatTextBody, ctx.request.body);
+  if (textChannelsFor(deps, chatProtocol, model).length === 0) {
+    const served = [...new Set(deps.textChannels.filter((c) => c.type === 'openai-compatible').flatMap((c) => Object.keys(c.models)))];
+    throw new InvalidRequestError(`The model '${model}' does not exist or is not served by this gateway. Text models on /v1/chat/completions: ${served.join(', ') || 'none'}; video: motion-2, motion-2-pro.`, 'model', 'model_not_found');
+  }
+  await answerFromUpstream(ctx, deps, {
+    protocol: chatProtocol,
+    endpoint: 'chat',
+    model,
+    body,
+    stream: body.stream === true,
+    clientWantsUsage: body.stream_options?.include_usage === true,
+    passthroughHeaders: {},
+  });
+}
+
+/**
+ * POST /v1/chat/completions: text models are proxied (answerText); motion models (spec 4.10, 6)
+ * become video tasks: stream: true sends chat.completion.chunk events as the task moves; stream: false answers once the task ends
  * with the same lines as one message. Either way a client that leaves ends only its own
  * response: the task runs on and stays readable by id.
  */
-export function chatCompletionsRoutes(deps: VideoRouteDeps): Router<GatewayState> {
+export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const requireChannel = channelCheck(deps.channels);
 
-  router.post('/v1/chat/completions', ...jsonBody(deps.config.env.MAX_JSON_BODY_BYTES), async (ctx) => {
+  router.post('/v1/chat/completions', rawJsonBody(deps.config.env.MAX_JSON_BODY_BYTES), async (ctx) => {
+    const requested = (ctx.request.body as { model?: unknown } | null)?.model;
+    if (typeof requested === 'string' && !findVideoModel(requested)) {
+      await answerText(ctx, deps, requested);
+      return;
+    }
     const body = parseOrThrow(chatVideoBody, ctx.request.body);
     const model = findVideoModel(body.model);
     if (!model || model.family !== 'motion') {

@@ -11,9 +11,31 @@ export function paramPath(path: readonly PropertyKey[]): string | null {
   return out === '' ? null : out;
 }
 
+type Issue = z.core.$ZodIssue;
+
+const specificity = (i: Issue) => i.path.length * 2 + (i.code === 'invalid_type' || i.code === 'invalid_union' ? 0 : 1);
+
+/**
+ * A union that failed says only "Invalid input"; the branch that got furthest (deepest path,
+ * then anything but a plain type mismatch) holds the problem the caller needs to see.
+ */
+function mostSpecific(issue: Issue): Issue {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  let best: Issue | null = null;
+  for (const branch of issue.errors) {
+    const first = branch[0];
+    if (!first) continue;
+    const inner = mostSpecific(first);
+    const candidate = { ...inner, path: [...issue.path, ...inner.path] } as Issue;
+    if (!best || specificity(candidate) > specificity(best)) best = candidate;
+  }
+  return best && specificity(best) > specificity(issue) ? best : issue;
+}
+
 /** The first issue, stated with the parameter it concerns, as a 400. */
 export function toInvalidRequest(error: z.ZodError): InvalidRequestError {
-  const issue = error.issues[0];
+  const first = error.issues[0];
+  const issue = first ? mostSpecific(first) : undefined;
   if (!issue) return new InvalidRequestError('Invalid request body.');
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';

@@ -1,0 +1,97 @@
+import type { TextChannel } from '../config/channels';
+
+interface Health {
+  consecutiveFailures: number;
+  restingUntil: number;
+  served: number;
+  failed: number;
+  lastError: string | null;
+}
+
+export interface ChannelHealthView {
+  name: string;
+  type: string;
+  models: string[];
+  priority: number;
+  weight: number;
+  simulated: boolean;
+  state: 'healthy' | 'resting';
+  resting_until: number | null;
+  consecutive_failures: number;
+  served: number;
+  failed: number;
+  last_error: string | null;
+}
+
+/**
+ * Which text channel to try, in what order, and which ones rest. Channels are tried by
+ * priority (highest first), and within one priority in a weighted random order. A channel
+ * that failed `threshold` times in a row (429, 5xx, connection) rests for the cooldown (or the
+ * upstream's retry-after, if longer): it goes to the end of the order, tried only when every
+ * other one has failed. When its rest is over one more failure sends it back to rest; one
+ * success makes it healthy again.
+ */
+export class ChannelHealth {
+  private readonly health = new Map<string, Health>();
+
+  constructor(
+    private readonly threshold: number,
+    private readonly cooldownMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  private of(name: string): Health {
+    let h = this.health.get(name);
+    if (!h) {
+      h = { consecutiveFailures: 0, restingUntil: 0, served: 0, failed: 0, lastError: null };
+      this.health.set(name, h);
+    }
+    return h;
+  }
+
+  order<C extends TextChannel>(candidates: readonly C[]): C[] {
+    const now = this.now();
+    // Efraimidis-Spirakis: sorting by u^(1/w) draws a weighted random permutation.
+    const keyed = candidates.map((c) => ({ c, key: this.random() ** (1 / c.weight), resting: this.of(c.name).restingUntil > now }));
+    keyed.sort((a, b) => Number(a.resting) - Number(b.resting) || b.c.priority - a.c.priority || b.key - a.key);
+    return keyed.map((k) => k.c);
+  }
+
+  succeeded(name: string): void {
+    const h = this.of(name);
+    h.consecutiveFailures = 0;
+    h.restingUntil = 0;
+    h.served++;
+  }
+
+  failed(name: string, reason: string, retryAfterMs = 0): void {
+    const h = this.of(name);
+    h.consecutiveFailures++;
+    h.failed++;
+    h.lastError = reason;
+    if (h.consecutiveFailures >= this.threshold) h.restingUntil = this.now() + Math.max(this.cooldownMs, retryAfterMs);
+  }
+
+  view(channels: readonly TextChannel[]): ChannelHealthView[] {
+    const now = this.now();
+    return channels.map((c) => {
+      const h = this.of(c.name);
+      const resting = h.restingUntil > now;
+      return {
+        name: c.name,
+        type: c.type,
+        models: Object.keys(c.models),
+        priority: c.priority,
+        weight: c.weight,
+        simulated: c.simulated,
+        state: resting ? 'resting' : 'healthy',
+        resting_until: resting ? Math.floor(h.restingUntil / 1000) : null,
+        consecutive_failures: h.consecutiveFailures,
+        served: h.served,
+        failed: h.failed,
+        last_error: h.lastError,
+      };
+    });
+  }
+}

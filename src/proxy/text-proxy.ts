@@ -1,0 +1,311 @@
+import type { IncomingMessage } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { TextChannel, TextChannelType } from '../config/channels';
+import { SseSplitter } from '../upstreams/sse-events';
+import { postText, readAll, TextConnectionError } from '../upstreams/text-http';
+import type { StreamTap, TextUsage } from '../upstreams/usage';
+import type { UsageOutcome } from '../store/usage';
+import type { ChannelHealth } from './channel-health';
+
+/** What differs between the two text protocols; everything else in the proxy is shared. */
+export interface TextProtocol {
+  channelType: TextChannelType;
+  url(channel: TextChannel): string;
+  headers(channel: TextChannel, passthrough: Record<string, string>): Record<string, string>;
+  /** The body to send when it differs from the client's bytes, else null. */
+  upstreamBody(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> | null;
+  usageOfBody(body: unknown): TextUsage | null;
+  tap(clientWantsUsage: boolean): StreamTap;
+  /** Whether the tap may drop events (then the stream is forwarded event by event). */
+  filtersEvents(clientWantsUsage: boolean): boolean;
+  isErrorBody(body: unknown): boolean;
+  errorBody(status: number, message: string): unknown;
+}
+
+export interface ProxyRequest {
+  protocol: TextProtocol;
+  channels: readonly TextChannel[];
+  model: string;
+  body: Record<string, unknown>;
+  /** The client's bytes, sent unchanged when nothing needs mapping. */
+  raw: Buffer;
+  stream: boolean;
+  clientWantsUsage: boolean;
+  /** Request headers forwarded as they are (anthropic-beta). */
+  passthroughHeaders: Record<string, string>;
+  /** Fires when the client leaves: the upstream request is aborted with it. */
+  signal: AbortSignal;
+  log: Logger;
+  onUsage(channel: TextChannel, usage: TextUsage, outcome: UsageOutcome): void;
+}
+
+export interface ProxyReply {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer | Readable;
+}
+
+export interface ProxyLimits {
+  timeoutMs: number;
+  idleMs: number;
+}
+
+/** The client left before an answer came; there is no one to reply to. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('client disconnected');
+  }
+}
+
+/** Upstream answers that move the request to the next channel (nothing reached the client yet). */
+function isFailoverStatus(status: number): boolean {
+  return status === 429 || status >= 500 || status === 401 || status === 403;
+}
+
+function retryAfterMs(res: IncomingMessage): number {
+  const seconds = Number(res.headers['retry-after']);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
+}
+
+function replyHeaders(res: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  const contentType = res.headers['content-type'];
+  if (contentType) out['content-type'] = contentType;
+  const retryAfter = res.headers['retry-after'];
+  if (typeof retryAfter === 'string') out['retry-after'] = retryAfter;
+  const upstreamId = res.headers['request-id'] ?? res.headers['x-request-id'];
+  if (typeof upstreamId === 'string') out['upstream-request-id'] = upstreamId;
+  return out;
+}
+
+function parseJson(buf: Buffer): unknown {
+  try {
+    return JSON.parse(buf.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+interface Failure {
+  status: number | null;
+  headers: Record<string, string>;
+  body: unknown;
+  reason: string;
+}
+
+/**
+ * Resolves with the first data chunk of a 2xx stream, or null when the upstream ended or
+ * broke before sending any: until then nothing has reached the client and the request may
+ * still move to another channel.
+ */
+function firstChunk(res: IncomingMessage, timeoutMs: number): Promise<Buffer | null> {
+  return new Promise((resolve) => {
+    const done = (chunk: Buffer | null) => {
+      clearTimeout(timer);
+      res.off('data', onData);
+      res.off('end', onEnd);
+      res.off('error', onEnd);
+      res.off('close', onEnd);
+      res.pause();
+      resolve(chunk);
+    };
+    const onData = (chunk: Buffer) => done(chunk);
+    const onEnd = () => done(null);
+    const timer = setTimeout(() => {
+      done(null);
+      res.destroy();
+    }, timeoutMs);
+    res.on('data', onData);
+    res.once('end', onEnd);
+    res.once('error', onEnd);
+    res.once('close', onEnd);
+  });
+}
+
+/**
+ * Forwards an upstream SSE stream to the client as it arrives, with backpressure (a slow
+ * client pauses the upstream read), and makes sure the client's stream always ends: a
+ * stream that breaks off or goes silent for `idleMs` gets the protocol's error event. A
+ * client that leaves destroys the upstream response, which aborts the upstream request.
+ */
+function relay(
+  res: IncomingMessage,
+  first: Buffer,
+  tap: StreamTap,
+  filtering: boolean,
+  idleMs: number,
+  onDone: (outcome: UsageOutcome) => void,
+): PassThrough {
+  const out = new PassThrough();
+  const splitter = new SseSplitter();
+  let finished = false;
+  let idle: NodeJS.Timeout;
+
+  let draining = false;
+  const write = (data: Buffer | string) => {
+    if (!out.write(data) && !draining) {
+      draining = true;
+      res.pause();
+      out.once('drain', () => {
+        draining = false;
+        res.resume();
+      });
+    }
+  };
+  const finish = (outcome: UsageOutcome, note?: string) => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(idle);
+    if (note && !out.destroyed) out.write(tap.breakOff(note));
+    if (!out.destroyed) out.end();
+    onDone(outcome);
+  };
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => {
+      res.destroy();
+      finish('failed', `The upstream sent nothing for ${Math.round(idleMs / 1000)} s; the stream was ended.`);
+    }, idleMs);
+  };
+  const onChunk = (chunk: Buffer) => {
+    armIdle();
+    if (filtering) {
+      splitter.push(chunk, (e) => {
+        if (tap.onEvent(e.name, e.data)) write(`${e.raw}\n\n`);
+      });
+    } else {
+      write(chunk);
+      splitter.push(chunk, (e) => void tap.onEvent(e.name, e.data));
+    }
+  };
+
+  onChunk(first);
+  res.on('data', onChunk);
+  res.once('end', () => {
+    if (tap.ended) finish(tap.errored ? 'failed' : 'completed');
+    else finish('failed', 'The upstream stream ended before its final event.');
+  });
+  res.once('error', () => finish('failed', 'The upstream connection broke off mid-stream.'));
+  res.once('aborted', () => finish('failed', 'The upstream connection broke off mid-stream.'));
+  // The client left (Koa destroys the body when the response closes early).
+  out.once('close', () => {
+    if (finished) return;
+    res.destroy();
+    finish('aborted');
+  });
+  res.resume();
+  return out;
+}
+
+/**
+ * Sends a text request to the channels serving its model, in the health order, moving to
+ * the next on 429, 5xx, 401/403 or a connection error as long as nothing has reached the
+ * client. Other 4xx answers are the client's and come back as they are.
+ */
+export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits: ProxyLimits): Promise<ProxyReply> {
+  const { protocol } = req;
+  let failure: Failure | null = null;
+
+  for (const channel of health.order(req.channels)) {
+    if (req.signal.aborted) throw new ClientGoneError();
+    const upstreamModel = channel.models[req.model] ?? req.model;
+    const mapped = protocol.upstreamBody(req.body, upstreamModel);
+    const body = mapped ? Buffer.from(JSON.stringify(mapped)) : req.raw;
+
+    let res: IncomingMessage;
+    try {
+      res = await postText({
+        url: protocol.url(channel),
+        headers: protocol.headers(channel, req.passthroughHeaders),
+        body,
+        signal: req.signal,
+        timeoutMs: limits.timeoutMs,
+      });
+    } catch (err) {
+      if (req.signal.aborted) throw new ClientGoneError();
+      const reason = err instanceof TextConnectionError ? err.message : String(err);
+      health.failed(channel.name, reason);
+      req.log.warn({ channel: channel.name, reason }, 'text channel failed; trying the next');
+      failure = { status: null, headers: {}, body: null, reason };
+      continue;
+    }
+
+    const status = res.statusCode ?? 502;
+    if (status < 200 || status >= 300) {
+      const text = await readAll(res, limits.timeoutMs, 1024 * 1024).catch(() => Buffer.alloc(0));
+      const parsed = parseJson(text);
+      if (!isFailoverStatus(status)) {
+        health.succeeded(channel.name);
+        const headers = replyHeaders(res);
+        if (protocol.isErrorBody(parsed)) return { status, headers, body: text };
+        return { status, headers: { ...headers, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(protocol.errorBody(status, `Upstream error: ${text.toString('utf8').slice(0, 300)}`))) };
+      }
+      const reason = `HTTP ${status}`;
+      health.failed(channel.name, reason, retryAfterMs(res));
+      req.log.warn({ channel: channel.name, status }, 'text channel failed; trying the next');
+      failure = { status, headers: replyHeaders(res), body: parsed, reason };
+      continue;
+    }
+
+    if (!req.stream) {
+      let text: Buffer;
+      try {
+        text = await readAll(res, limits.timeoutMs);
+      } catch (err) {
+        if (req.signal.aborted) throw new ClientGoneError();
+        const reason = `response broke off (${(err as Error).message})`;
+        health.failed(channel.name, reason);
+        failure = { status: null, headers: {}, body: null, reason };
+        continue;
+      }
+      health.succeeded(channel.name);
+      const usage = protocol.usageOfBody(parseJson(text));
+      if (!usage) req.log.warn({ channel: channel.name }, 'upstream answer carried no usage');
+      req.onUsage(channel, usage ?? { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 }, usage ? 'completed' : 'failed');
+      return { status, headers: replyHeaders(res), body: text };
+    }
+
+    const first = await firstChunk(res, limits.idleMs);
+    if (req.signal.aborted) {
+      res.destroy();
+      throw new ClientGoneError();
+    }
+    if (!first) {
+      const reason = 'stream ended before its first byte';
+      health.failed(channel.name, reason);
+      failure = { status: null, headers: {}, body: null, reason };
+      continue;
+    }
+    health.succeeded(channel.name);
+    const tap = protocol.tap(req.clientWantsUsage);
+    const out = relay(res, first, tap, protocol.filtersEvents(req.clientWantsUsage), limits.idleMs, (outcome) => req.onUsage(channel, tap.usage, outcome));
+    return {
+      status,
+      headers: { ...replyHeaders(res), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
+      body: out,
+    };
+  }
+
+  return exhausted(protocol, failure);
+}
+
+/** Every channel failed: the last upstream answer when there was one, else a 502. */
+function exhausted(protocol: TextProtocol, failure: Failure | null): ProxyReply {
+  const json = (status: number, message: string, headers: Record<string, string> = {}): ProxyReply => ({
+    status,
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify(protocol.errorBody(status, message))),
+  });
+  if (!failure) return json(502, 'No upstream channel is available for this model.');
+  if (failure.status === 401 || failure.status === 403) {
+    return json(502, "The upstream provider refused the gateway's credentials; the operator must check the channel's key.");
+  }
+  if (failure.status !== null) {
+    if (protocol.isErrorBody(failure.body)) {
+      return { status: failure.status, headers: failure.headers, body: Buffer.from(JSON.stringify(failure.body)) };
+    }
+    return json(failure.status, `The upstream provider answered ${failure.reason}.`, failure.headers);
+  }
+  return json(502, `The upstream provider could not be reached (${failure.reason}).`);
+}

@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { TextUsage } from '../upstreams/usage';
+import type { Db } from './db';
+
+export type UsageOutcome = 'completed' | 'aborted' | 'failed';
+
+export interface UsageRecord extends TextUsage {
+  requestId: string;
+  keyId: string;
+  model: string;
+  channel: string;
+  endpoint: 'messages' | 'chat';
+  streamed: boolean;
+  /** completed; aborted (the client left mid-stream); failed (the stream broke off or carried an error). */
+  outcome: UsageOutcome;
+}
+
+export interface UsageTotals {
+  model: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_tokens: number;
+  cache_read_tokens: number;
+}
+
+const COLUMNS = 12;
+/** PostgreSQL takes at most 65535 parameters per statement. */
+const MAX_BATCH = Math.floor(65_535 / COLUMNS);
+
+/**
+ * Text usage, one row per answered request, keyed by a gateway-made id (never the caller's
+ * request id, which a caller could repeat). Rows are written in batches every USAGE_FLUSH_MS
+ * so the hot path never waits on the database; close() writes what is left.
+ */
+export class UsageRecorder {
+  private queue: (UsageRecord & { id: string })[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly flushMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  record(r: UsageRecord): void {
+    this.queue.push({ ...r, id: `use_${randomUUID().replace(/-/g, '')}` });
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+  }
+
+  /** Writes everything queued so far; resolves once it is in the database. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.queue;
+    this.queue = [];
+    this.flushing = this.flushing.then(() => this.write(batch));
+    return this.flushing;
+  }
+
+  private async write(batch: (UsageRecord & { id: string })[]): Promise<void> {
+    for (let i = 0; i < batch.length; i += MAX_BATCH) {
+      const rows = batch.slice(i, i + MAX_BATCH);
+      const params: unknown[] = [];
+      const tuples = rows.map((r) => {
+        params.push(r.id, r.requestId, r.keyId, r.model, r.channel, r.endpoint, r.streamed, r.outcome, r.inputTokens, r.outputTokens, r.cacheCreationTokens, r.cacheReadTokens);
+        const base = params.length - COLUMNS;
+        return `(${Array.from({ length: COLUMNS }, (_, k) => `$${base + k + 1}`).join(',')})`;
+      });
+      try {
+        await this.db.query(
+          `insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens)
+           values ${tuples.join(',')} on conflict (id) do nothing`,
+          params,
+        );
+      } catch (err) {
+        // Put them back for the next flush rather than lose them.
+        this.logger.error({ err: (err as Error).message, rows: rows.length }, 'usage write failed; will retry');
+        this.queue.unshift(...rows);
+        this.timer ??= setTimeout(() => void this.flush(), Math.max(this.flushMs, 1000));
+      }
+    }
+  }
+
+  async totals(keyId: string): Promise<UsageTotals[]> {
+    await this.flush();
+    const rows = await this.db.query<Record<string, string | number>>(
+      `select model, count(*) as requests, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+              sum(cache_creation_tokens) as cache_creation_tokens, sum(cache_read_tokens) as cache_read_tokens
+       from usage_records where key_id = $1 group by model order by model`,
+      [keyId],
+    );
+    return rows.map((r) => ({
+      model: String(r.model),
+      requests: Number(r.requests),
+      input_tokens: Number(r.input_tokens),
+      output_tokens: Number(r.output_tokens),
+      cache_creation_tokens: Number(r.cache_creation_tokens),
+      cache_read_tokens: Number(r.cache_read_tokens),
+    }));
+  }
+
+  async recent(keyId: string, limit: number): Promise<Record<string, unknown>[]> {
+    await this.flush();
+    const rows = await this.db.query<Record<string, unknown>>(
+      `select id, request_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, created_at
+       from usage_records where key_id = $1 order by created_at desc, id limit $2`,
+      [keyId, limit],
+    );
+    return rows.map((r) => ({
+      ...r,
+      input_tokens: Number(r.input_tokens),
+      output_tokens: Number(r.output_tokens),
+      cache_creation_tokens: Number(r.cache_creation_tokens),
+      cache_read_tokens: Number(r.cache_read_tokens),
+      created_at: Math.floor(new Date(r.created_at as string).getTime() / 1000),
+    }));
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}

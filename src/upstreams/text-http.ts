@@ -1,0 +1,94 @@
+import http from 'node:http';
+import https from 'node:https';
+
+/**
+ * The text proxy's HTTP client: node:http with keep-alive agents rather than fetch, because
+ * it hands back the upstream response as a plain Readable (piped to the client with
+ * backpressure) and costs less per request on the hot path.
+ */
+const agentOptions = { keepAlive: true, keepAliveMsecs: 15_000, maxSockets: 2048, maxFreeSockets: 256, scheduling: 'lifo' as const };
+const httpAgent = new http.Agent(agentOptions);
+const httpsAgent = new https.Agent(agentOptions);
+
+export interface TextUpstreamRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** Aborts the request (client gone); the response stream is destroyed with it. */
+  signal: AbortSignal;
+  /** The longest wait for response headers. */
+  timeoutMs: number;
+}
+
+/** The upstream could not be reached, or closed or stalled before answering. */
+export class TextConnectionError extends Error {
+  constructor(readonly code: string) {
+    super(`upstream connection failed (${code})`);
+    this.name = 'TextConnectionError';
+  }
+}
+
+function sendOnce(req: TextUpstreamRequest): Promise<{ res: http.IncomingMessage; reused: boolean }> {
+  const url = new URL(req.url);
+  const secure = url.protocol === 'https:';
+  return new Promise((resolve, reject) => {
+    const out = (secure ? https : http).request(url, {
+      method: 'POST',
+      agent: secure ? httpsAgent : httpAgent,
+      headers: { ...req.headers, 'content-length': String(req.body.length) },
+      signal: req.signal,
+    });
+    const timer = setTimeout(() => out.destroy(new TextConnectionError('timeout')), req.timeoutMs);
+    out.once('response', (res) => {
+      clearTimeout(timer);
+      resolve({ res, reused: out.reusedSocket });
+    });
+    out.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (err instanceof TextConnectionError) return reject(Object.assign(err, { reused: out.reusedSocket }));
+      reject(Object.assign(new TextConnectionError(err.name === 'AbortError' ? 'aborted' : (err.code ?? err.name)), { reused: out.reusedSocket }));
+    });
+    out.end(req.body);
+  });
+}
+
+/**
+ * POSTs and resolves with the response as soon as its headers arrive. A keep-alive socket the
+ * upstream closed while idle fails at once with ECONNRESET; that one case is retried on a
+ * fresh socket (nothing reached the upstream), as Node's documentation advises.
+ */
+export async function postText(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
+  try {
+    return (await sendOnce(req)).res;
+  } catch (err) {
+    const e = err as TextConnectionError & { reused?: boolean };
+    if (e.reused && e.code === 'ECONNRESET' && !req.signal.aborted) return (await sendOnce(req)).res;
+    throw err;
+  }
+}
+
+/** Reads a whole (small or non-streamed) body; a stall past the deadline or a reset rejects. */
+export function readAll(res: http.IncomingMessage, timeoutMs: number, limitBytes = 256 * 1024 * 1024): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const timer = setTimeout(() => res.destroy(new TextConnectionError('timeout')), timeoutMs);
+    res.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) res.destroy(new TextConnectionError('response too large'));
+      else chunks.push(chunk);
+    });
+    res.once('end', () => {
+      clearTimeout(timer);
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+    res.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(err instanceof TextConnectionError ? err : new TextConnectionError(err.code ?? err.name));
+    });
+    res.once('aborted', () => {
+      clearTimeout(timer);
+      reject(new TextConnectionError('aborted'));
+    });
+  });
+}
