@@ -5,7 +5,7 @@
  * on SIGINT/SIGTERM. Starting again on the same DATA_DIR resumes the tasks in flight.
  */
 import { Connection } from '@temporalio/client';
-import { loadVideoChannels, simulatorUrl } from './config/channels';
+import { loadChannels, simulatorUrl } from './config/channels';
 import { loadConfig } from './config/env';
 import { temporalCliPath } from './config/paths';
 import { createLogger } from './log';
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
       uiUrl = server.uiUrl;
     }
 
-    const channels = loadVideoChannels(config);
+    const channels = loadChannels(config);
     if (channels.some((c) => c.simulated) && !env.SIMULATOR_URL) {
       const sim = await startSimulator({
         port: env.SIMULATOR_PORT,
@@ -118,7 +118,7 @@ function printBanner(info: { apiUrl: string; uiUrl?: string; adminToken?: string
     '',
     `  Gateway API        ${info.apiUrl}`,
     info.uiUrl ? `  Temporal Web UI    ${info.uiUrl}` : '',
-    info.simulator ? `  Upstream           provider simulator at ${info.simulator} (set GEMINI_API_KEY / OPENAI_VIDEOS_* for real providers)` : '',
+    info.simulator ? `  Upstream           provider simulator at ${info.simulator} (set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENAI_VIDEOS_* or CHANNELS_FILE for real providers)` : '',
     info.adminToken ? `  Admin token        ${info.adminToken}   (generated; kept in DATA_DIR/admin-token)` : '',
     info.demoKey
       ? `  Demo API key       ${info.demoKey}   (shown once; only its hash is stored)`
@@ -129,6 +129,8 @@ function printBanner(info: { apiUrl: string; uiUrl?: string; adminToken?: string
     `      -d '{"model":"vidgen3","prompt":"a red fox running through snow","aspect_ratio":"16:9"}'`,
     `    curl -s "${info.apiUrl}/v1/video/query?id=<id from above>" -H "Authorization: Bearer ${key}"`,
     '    # poll until "status":"completed", then open video_url in a browser or: curl -o video.mp4 "<video_url>"',
+    `    curl -s ${info.apiUrl}/v1/messages -H "x-api-key: ${key}" -H "Content-Type: application/json" \\`,
+    `      -d '{"model":"cm-sonnet-4.5","max_tokens":256,"messages":[{"role":"user","content":"Hello"}]}'`,
     '',
   ];
   process.stdout.write(lines.filter((l, i, all) => l !== '' || all[i - 1] !== '').join('\n') + '\n');
