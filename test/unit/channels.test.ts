@@ -1,17 +1,22 @@
 /**
  * Upstream channel configuration: the simulator fallback, the env shortcuts (Gemini, an
- * OpenAI-videos-compatible provider), CHANNELS_FILE in YAML and JSON, and the ConfigErrors a
- * bad configuration must raise at start-up rather than at the first task.
+ * OpenAI-videos-compatible provider, Anthropic, an OpenAI-compatible text provider),
+ * CHANNELS_FILE in YAML and JSON for video and text channels, and the ConfigErrors a bad
+ * configuration must raise at start-up rather than at the first request.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  type Channel,
   channelsFor,
   DEFAULT_MOTION_MODELS,
   DEFAULT_VEO_MODELS,
+  loadChannels,
+  loadTextChannels,
   loadVideoChannels,
   SIMULATOR_API_KEY,
+  type TextChannel,
   type VideoChannel,
 } from '../../src/config/channels';
 import { ConfigError, loadConfig } from '../../src/config/env';
@@ -21,6 +26,14 @@ type Env = Record<string, string>;
 /** Channels for an env, with nothing taken from the process environment. */
 function channels(env: Env): VideoChannel[] {
   return loadVideoChannels(loadConfig(env), env);
+}
+
+function textChannels(env: Env): TextChannel[] {
+  return loadTextChannels(loadConfig(env), env);
+}
+
+function allChannels(env: Env): Channel[] {
+  return loadChannels(loadConfig(env), env);
 }
 
 /** The ConfigError a call throws (fails the test when it throws nothing or something else). */
@@ -62,6 +75,7 @@ describe('no provider credentials: the simulator', () => {
       apiKey: SIMULATOR_API_KEY,
       models: DEFAULT_VEO_MODELS,
       priority: 0,
+      weight: 1,
       pollMs: 1000,
       expectedJobMs: 20_000,
       sendExtensions: true,
@@ -74,6 +88,7 @@ describe('no provider credentials: the simulator', () => {
       apiKey: SIMULATOR_API_KEY,
       models: DEFAULT_MOTION_MODELS,
       priority: 0,
+      weight: 1,
       pollMs: 1000,
       expectedJobMs: 20_000,
       sendExtensions: true,
@@ -116,6 +131,7 @@ describe('env shortcuts', () => {
         apiKey: 'g-key',
         models: DEFAULT_VEO_MODELS,
         priority: 0,
+        weight: 1,
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: false,
@@ -145,6 +161,7 @@ describe('env shortcuts', () => {
         apiKey: 'o-key',
         models: DEFAULT_MOTION_MODELS,
         priority: 0,
+        weight: 1,
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: true,
@@ -217,6 +234,7 @@ describe('CHANNELS_FILE', () => {
         apiKey: 'backup-key',
         models: { vidgen3: 'veo-3.0-generate-001' },
         priority: 1,
+        weight: 1,
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: true,
@@ -229,6 +247,7 @@ describe('CHANNELS_FILE', () => {
         apiKey: 'from-env',
         models: { vidgen3: 'veo-3.0-fast-generate-001', 'vidgen3.1': 'veo-3.1-generate-preview' },
         priority: 10,
+        weight: 1,
         pollMs: 500,
         expectedJobMs: 45_000,
         sendExtensions: true,
@@ -241,6 +260,7 @@ describe('CHANNELS_FILE', () => {
         apiKey: 'motion-key',
         models: { 'motion-2': 'sora-2' },
         priority: 0,
+        weight: 1,
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: false,
@@ -325,6 +345,249 @@ describe('CHANNELS_FILE', () => {
     const err = configError(() => channels({ CHANNELS_FILE: file }));
     expect(err.message).toContain(file);
     expect(err.message).toMatch(/ENOENT/);
+  });
+});
+
+describe('text channels: the simulator', () => {
+  const simText = (url: string): TextChannel[] => [
+    {
+      name: 'sim-anthropic',
+      type: 'anthropic-native',
+      baseUrl: url,
+      apiKey: SIMULATOR_API_KEY,
+      models: { 'cm-opus-4-5-20251101': 'cm-opus-4-5-20251101', 'cm-sonnet-4.5': 'cm-sonnet-4.5', 'cm-haiku-4.5': 'cm-haiku-4.5' },
+      priority: 0,
+      weight: 1,
+      simulated: true,
+    },
+    {
+      name: 'sim-openai-chat',
+      type: 'openai-compatible',
+      baseUrl: `${url}/v1`,
+      apiKey: SIMULATOR_API_KEY,
+      models: { 'gpt-4o-mini': 'gpt-4o-mini', 'gpt-4o': 'gpt-4o', 'gpt-4.1-mini': 'gpt-4.1-mini', 'gpt-4.1': 'gpt-4.1' },
+      priority: 0,
+      weight: 1,
+      simulated: true,
+    },
+  ];
+
+  test('no credentials: loadChannels is the two video and the two text simulator channels, in that order', () => {
+    expect(allChannels({ SIMULATOR_URL: 'http://sim.test:9999/' }).map((c) => [c.name, c.type, c.simulated])).toEqual([
+      ['sim-veo', 'gemini-veo', true],
+      ['sim-openai-videos', 'openai-videos', true],
+      ['sim-anthropic', 'anthropic-native', true],
+      ['sim-openai-chat', 'openai-compatible', true],
+    ]);
+  });
+
+  test('loadTextChannels: sim-anthropic on the simulator URL, sim-openai-chat on its /v1, identity model maps', () => {
+    expect(textChannels({ SIMULATOR_URL: 'http://sim.test:9999/' })).toEqual(simText('http://sim.test:9999'));
+    expect(textChannels({ SIMULATOR_PORT: '9123' })).toEqual(simText('http://127.0.0.1:9123'));
+  });
+
+  test('text simulator channels carry no video-only fields', () => {
+    for (const c of textChannels({})) {
+      expect(Object.keys(c).sort()).toEqual(['apiKey', 'baseUrl', 'models', 'name', 'priority', 'simulated', 'type', 'weight']);
+    }
+  });
+
+  test('every text model is routed to the simulated channel of its protocol', () => {
+    const list = textChannels({});
+    expect(channelsFor(list, 'cm-sonnet-4.5').map((c) => c.name)).toEqual(['sim-anthropic']);
+    expect(channelsFor(list, 'cm-opus-4-5-20251101').map((c) => c.models['cm-opus-4-5-20251101'])).toEqual(['cm-opus-4-5-20251101']);
+    expect(channelsFor(list, 'gpt-4.1-mini').map((c) => c.name)).toEqual(['sim-openai-chat']);
+    expect(channelsFor(list, 'vidgen3')).toEqual([]);
+    expect(channelsFor(list, 'gpt-5')).toEqual([]);
+  });
+
+  test.each(['constructor', 'toString', 'hasOwnProperty', 'valueOf', '__proto__'])('channelsFor(%s) matches no channel', (name) => {
+    expect(channelsFor(allChannels({}), name)).toEqual([]);
+    expect(channelsFor(allChannels({ ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'o', GEMINI_API_KEY: 'g' }), name)).toEqual([]);
+  });
+});
+
+describe('text channels: env shortcuts', () => {
+  test('ANTHROPIC_API_KEY: one anthropic-native channel on api.anthropic.com, cm-* mapped to claude-*', () => {
+    expect(textChannels({ ANTHROPIC_API_KEY: 'a-key', SIMULATOR_URL: 'http://sim.test:9999' })).toEqual([
+      {
+        name: 'anthropic',
+        type: 'anthropic-native',
+        baseUrl: 'https://api.anthropic.com',
+        apiKey: 'a-key',
+        models: {
+          'cm-opus-4-5-20251101': 'claude-opus-4-5-20251101',
+          'cm-sonnet-4.5': 'claude-sonnet-4-5',
+          'cm-haiku-4.5': 'claude-haiku-4-5',
+        },
+        priority: 0,
+        weight: 1,
+        simulated: false,
+      },
+    ]);
+  });
+
+  test('ANTHROPIC_BASE_URL replaces the default (trailing slash dropped)', () => {
+    expect(textChannels({ ANTHROPIC_API_KEY: 'a', ANTHROPIC_BASE_URL: 'https://claude-proxy.test/' }).map((c) => c.baseUrl)).toEqual(['https://claude-proxy.test']);
+  });
+
+  test('OPENAI_API_KEY: one openai-compatible channel on api.openai.com/v1 with the four default models', () => {
+    expect(textChannels({ OPENAI_API_KEY: 'o-key' })).toEqual([
+      {
+        name: 'openai',
+        type: 'openai-compatible',
+        baseUrl: 'https://api.openai.com/v1',
+        apiKey: 'o-key',
+        models: { 'gpt-4o-mini': 'gpt-4o-mini', 'gpt-4o': 'gpt-4o', 'gpt-4.1-mini': 'gpt-4.1-mini', 'gpt-4.1': 'gpt-4.1' },
+        priority: 0,
+        weight: 1,
+        simulated: false,
+      },
+    ]);
+  });
+
+  test('OPENAI_BASE_URL and OPENAI_MODELS (a comma list, blanks trimmed and empty items skipped)', () => {
+    const [openai] = textChannels({ OPENAI_API_KEY: 'o', OPENAI_BASE_URL: 'https://llm.test/api/v1/', OPENAI_MODELS: ' llama-3.1-70b, qwen2.5 ,,mistral-large' });
+    expect(openai?.baseUrl).toBe('https://llm.test/api/v1');
+    expect(openai?.models).toEqual({ 'llama-3.1-70b': 'llama-3.1-70b', 'qwen2.5': 'qwen2.5', 'mistral-large': 'mistral-large' });
+  });
+
+  test('both text shortcuts: anthropic then openai, and no simulator channel of either kind', () => {
+    const list = allChannels({ ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'o' });
+    expect(list.map((c) => [c.name, c.type, c.simulated])).toEqual([
+      ['anthropic', 'anthropic-native', false],
+      ['openai', 'openai-compatible', false],
+    ]);
+  });
+
+  test('only text credentials: the video models have no channel (no silent simulator)', () => {
+    const env = { ANTHROPIC_API_KEY: 'a' };
+    expect(channels(env)).toEqual([]);
+    expect(channelsFor(allChannels(env), 'vidgen3')).toEqual([]);
+    expect(channelsFor(allChannels(env), 'motion-2')).toEqual([]);
+    // ...and the OpenAI-compatible models have none either.
+    expect(channelsFor(allChannels(env), 'gpt-4o')).toEqual([]);
+    expect(channelsFor(allChannels(env), 'cm-haiku-4.5').map((c) => c.name)).toEqual(['anthropic']);
+  });
+
+  test('only video credentials: the text models have no channel', () => {
+    expect(textChannels({ GEMINI_API_KEY: 'g' })).toEqual([]);
+  });
+
+  test('video and text shortcuts together: video ones first, each list filtered by kind', () => {
+    const env = { GEMINI_API_KEY: 'g', OPENAI_API_KEY: 'o' };
+    expect(allChannels(env).map((c) => c.name)).toEqual(['gemini', 'openai']);
+    expect(channels(env).map((c) => c.name)).toEqual(['gemini']);
+    expect(textChannels(env).map((c) => c.name)).toEqual(['openai']);
+  });
+
+  test('empty text credentials count as unset', () => {
+    expect(textChannels({ ANTHROPIC_API_KEY: '  ', OPENAI_API_KEY: '' }).map((c) => c.name)).toEqual(['sim-anthropic', 'sim-openai-chat']);
+  });
+});
+
+describe('text channels: CHANNELS_FILE', () => {
+  test('YAML: anthropic-native with a models map, openai-compatible with a models list, weight and priority', () => {
+    const file = writeFile(
+      'yaml',
+      [
+        'channels:',
+        '  - name: claude-main',
+        '    type: anthropic-native',
+        '    base_url: https://claude.test/',
+        '    api_key_env: CLAUDE_KEY',
+        '    models:',
+        '      cm-sonnet-4.5: claude-sonnet-4-5-20250929',
+        '      cm-haiku-4.5: claude-haiku-4-5',
+        '    priority: 5',
+        '    weight: 3',
+        '  - name: chat',
+        '    type: openai-compatible',
+        '    base_url: http://vllm.test:8000/v1',
+        '    api_key: chat-key',
+        '    models: [llama-3.1-8b, gpt-4o]',
+        '',
+      ].join('\n'),
+    );
+    expect(allChannels({ CHANNELS_FILE: file, CLAUDE_KEY: 'from-env' })).toEqual([
+      {
+        name: 'claude-main',
+        type: 'anthropic-native',
+        baseUrl: 'https://claude.test',
+        apiKey: 'from-env',
+        models: { 'cm-sonnet-4.5': 'claude-sonnet-4-5-20250929', 'cm-haiku-4.5': 'claude-haiku-4-5' },
+        priority: 5,
+        weight: 3,
+        simulated: false,
+      },
+      {
+        name: 'chat',
+        type: 'openai-compatible',
+        baseUrl: 'http://vllm.test:8000/v1',
+        apiKey: 'chat-key',
+        models: { 'llama-3.1-8b': 'llama-3.1-8b', 'gpt-4o': 'gpt-4o' },
+        priority: 0,
+        weight: 1,
+        simulated: false,
+      },
+    ]);
+  });
+
+  test('JSON: text and video channels side by side, each loader keeps its own kind', () => {
+    const file = writeFile(
+      'json',
+      JSON.stringify({
+        channels: [
+          { name: 'veo', type: 'gemini-veo', base_url: 'https://v.test', api_key: 'v', models: { vidgen3: 'veo-3.0-generate-001' }, weight: 2 },
+          { name: 'claude', type: 'anthropic-native', base_url: 'https://c.test', api_key: 'c', models: ['cm-haiku-4.5'], priority: -1, weight: 1000 },
+          { name: 'oai', type: 'openai-compatible', base_url: 'https://o.test/v1', api_key: 'o', models: { 'gpt-4o': 'gpt-4o-2024-11-20' } },
+        ],
+      }),
+    );
+    const env = { CHANNELS_FILE: file };
+    expect(allChannels(env).map((c) => c.name)).toEqual(['veo', 'claude', 'oai']);
+    expect(channels(env).map((c) => [c.name, c.weight, c.pollMs])).toEqual([['veo', 2, 10_000]]);
+    expect(textChannels(env).map((c) => [c.name, c.type, c.priority, c.weight, c.models])).toEqual([
+      ['claude', 'anthropic-native', -1, 1000, { 'cm-haiku-4.5': 'cm-haiku-4.5' }],
+      ['oai', 'openai-compatible', 0, 1, { 'gpt-4o': 'gpt-4o-2024-11-20' }],
+    ]);
+  });
+
+  test('text file channels and text shortcuts: file first, channelsFor orders by priority', () => {
+    const file = writeFile('json', JSON.stringify({ channels: [{ name: 'backup', type: 'anthropic-native', base_url: 'https://b.test', api_key: 'b', models: ['cm-haiku-4.5'], priority: -1 }] }));
+    const list = textChannels({ CHANNELS_FILE: file, ANTHROPIC_API_KEY: 'a' });
+    expect(list.map((c) => c.name)).toEqual(['backup', 'anthropic']);
+    expect(channelsFor(list, 'cm-haiku-4.5').map((c) => [c.name, c.models['cm-haiku-4.5']])).toEqual([
+      ['anthropic', 'claude-haiku-4-5'],
+      ['backup', 'cm-haiku-4.5'],
+    ]);
+  });
+
+  test.each([1, 7, 1000])('weight %d is accepted', (weight) => {
+    const file = writeFile('json', JSON.stringify({ channels: [{ name: 'w', type: 'openai-compatible', base_url: 'https://o.test', api_key: 'k', models: ['m'], weight }] }));
+    expect(textChannels({ CHANNELS_FILE: file }).map((c) => c.weight)).toEqual([weight]);
+  });
+
+  const textChannel = (extra: Record<string, unknown>) => ({ name: 't1', type: 'anthropic-native', base_url: 'https://t.test', api_key: 'k', models: ['cm-haiku-4.5'], ...extra });
+  const fileOf = (...list: Record<string, unknown>[]) => writeFile('json', JSON.stringify({ channels: list }));
+
+  test.each<[string, () => string, RegExp]>([
+    ['weight 0', () => fileOf(textChannel({ weight: 0 })), /channels\.0\.weight: Too small/],
+    ['weight 1001', () => fileOf(textChannel({ weight: 1001 })), /channels\.0\.weight: Too big/],
+    ['a fractional weight', () => fileOf(textChannel({ weight: 1.5 })), /channels\.0\.weight: .*int/],
+    ['an empty models list', () => fileOf(textChannel({ models: [] })), /channels\.0\.models: Too small/],
+    ['an empty upstream model name', () => fileOf(textChannel({ models: { 'cm-haiku-4.5': '' } })), /channels\.0\.models/],
+    ['two text channels with one name', () => fileOf(textChannel({}), textChannel({ type: 'openai-compatible', base_url: 'https://o.test' })), /two channels are named t1/],
+    ['a video and a text channel with one name', () => fileOf({ name: 't1', type: 'gemini-veo', base_url: 'https://v.test', api_key: 'k', models: { vidgen3: 'm' } }, textChannel({})), /two channels are named t1/],
+    ['a text channel with poll_ms', () => fileOf(textChannel({ poll_ms: 500 })), /channels\.0: Unrecognized key: "poll_ms"/],
+    ['a text channel with send_extensions', () => fileOf(textChannel({ type: 'openai-compatible', send_extensions: false })), /channels\.0: Unrecognized key: "send_extensions"/],
+    ['a text channel with expected_job_seconds', () => fileOf(textChannel({ expected_job_seconds: 30 })), /channels\.0: Unrecognized key: "expected_job_seconds"/],
+    ['both api_key and api_key_env', () => fileOf(textChannel({ api_key_env: 'SOME_KEY' })), /channels\.0\.api_key: give api_key or api_key_env, not both/],
+  ])('%s is a ConfigError naming the file', (_what, make, detail) => {
+    const file = make();
+    const err = configError(() => allChannels({ CHANNELS_FILE: file, SOME_KEY: 'x' }));
+    expect(err.message).toContain(`CHANNELS_FILE ${file}`);
+    expect(err.message).toMatch(detail);
   });
 });
 
