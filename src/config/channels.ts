@@ -22,7 +22,10 @@ const common = {
   api_key: z.string().min(1).optional(),
   api_key_env: z.string().min(1).optional(),
   /** gateway model -> upstream model, or a list of names sent unchanged */
-  models: z.union([z.record(z.string(), z.string().min(1)), z.array(z.string().min(1)).min(1)]),
+  models: z.union([
+    z.record(z.string(), z.string().min(1)).refine((m) => Object.keys(m).length > 0, 'must name at least one model'),
+    z.array(z.string().min(1)).min(1, 'must name at least one model'),
+  ]),
   /** The highest priority serves a model first; lower ones are the failover. */
   priority: z.number().int().default(0),
   /** Share of requests among channels of the same priority. */
@@ -180,7 +183,13 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
   }
   if (e.OPENAI_API_KEY) {
     const models = e.OPENAI_MODELS?.split(',').map((m) => m.trim()).filter(Boolean) ?? [...DEFAULT_OPENAI_TEXT_MODELS];
+    if (models.length === 0) throw new ConfigError('OPENAI_MODELS names no model: give a comma-separated list, or leave it unset for the defaults.');
     channels.push({ ...text, name: 'openai', type: 'openai-compatible', baseUrl: trimUrl(e.OPENAI_BASE_URL), apiKey: e.OPENAI_API_KEY, models: identity(models) });
+  }
+  const names = new Set<string>();
+  for (const c of channels) {
+    if (names.has(c.name)) throw new ConfigError(`Two channels are named ${c.name} (CHANNELS_FILE and an env shortcut?): channel names must be unique.`);
+    names.add(c.name);
   }
   if (channels.length > 0) return channels;
 

@@ -575,7 +575,8 @@ describe('text channels: CHANNELS_FILE', () => {
     ['weight 0', () => fileOf(textChannel({ weight: 0 })), /channels\.0\.weight: Too small/],
     ['weight 1001', () => fileOf(textChannel({ weight: 1001 })), /channels\.0\.weight: Too big/],
     ['a fractional weight', () => fileOf(textChannel({ weight: 1.5 })), /channels\.0\.weight: .*int/],
-    ['an empty models list', () => fileOf(textChannel({ models: [] })), /channels\.0\.models: Too small/],
+    ['an empty models list', () => fileOf(textChannel({ models: [] })), /channels\.0\.models: must name at least one model/],
+    ['an empty models map', () => fileOf(textChannel({ models: {} })), /channels\.0\.models: must name at least one model/],
     ['an empty upstream model name', () => fileOf(textChannel({ models: { 'cm-haiku-4.5': '' } })), /channels\.0\.models/],
     ['two text channels with one name', () => fileOf(textChannel({}), textChannel({ type: 'openai-compatible', base_url: 'https://o.test' })), /two channels are named t1/],
     ['a video and a text channel with one name', () => fileOf({ name: 't1', type: 'gemini-veo', base_url: 'https://v.test', api_key: 'k', models: { vidgen3: 'm' } }, textChannel({})), /two channels are named t1/],
@@ -629,5 +630,18 @@ describe('loadConfig', () => {
 
   test('variables the gateway does not read are ignored', () => {
     expect(() => loadConfig({ PATH: '/usr/bin', SOME_OTHER_PORT: 'abc' })).not.toThrow();
+  });
+});
+
+describe('channel names and model lists across the file and the env shortcuts', () => {
+  test('a file channel named like an env shortcut channel is a ConfigError', () => {
+    const file = writeFile('json', JSON.stringify({ channels: [{ name: 'anthropic', type: 'anthropic-native', base_url: 'https://a.test', api_key: 'k', models: ['cm-haiku-4.5'] }] }));
+    const err = configError(() => loadChannels(loadConfig({ CHANNELS_FILE: file, ANTHROPIC_API_KEY: 'a-key' }), {}));
+    expect(err.message).toMatch(/Two channels are named anthropic/);
+  });
+
+  test('OPENAI_MODELS naming no model is a ConfigError', () => {
+    const err = configError(() => loadChannels(loadConfig({ OPENAI_API_KEY: 'o-key', OPENAI_MODELS: ' , ' }), {}));
+    expect(err.message).toMatch(/OPENAI_MODELS names no model/);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sniffImage } from '../../net/media';
 
 /**
  * POST /v1/messages (spec 2.4, 4.11, 8). Every rule the spec states is checked here, so a
@@ -8,20 +9,18 @@ import { z } from 'zod';
  */
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 
-/** The first bytes of each format, base64-encoded: a mislabelled file is caught here, cheaply. */
-const BASE64_MAGIC: Record<string, string[]> = {
-  'image/jpeg': ['/9j/'],
-  'image/png': ['iVBORw0KGgo'],
-  'image/gif': ['R0lGOD'],
-  'image/webp': ['UklGR'],
-  'application/pdf': ['JVBER'],
-};
+/** The format of base64 data, from its first bytes (a mislabelled file is caught cheaply). */
+function sniffBase64(data: string): string | null {
+  const head = Buffer.from(data.slice(0, 24), 'base64');
+  if (head.subarray(0, 5).toString('latin1') === '%PDF-') return 'application/pdf';
+  return sniffImage(head);
+}
 
 function checkBase64(mediaType: string, data: string, ctx: z.RefinementCtx): void {
   let problem: string | null = null;
   if (data.startsWith('data:')) problem = 'must be raw base64, without a data: URL prefix';
   else if (!/^[A-Za-z0-9+/]{4}/.test(data)) problem = 'must be base64';
-  else if (!BASE64_MAGIC[mediaType]?.some((m) => data.startsWith(m))) problem = `the data is not a ${mediaType} file`;
+  else if (sniffBase64(data) !== mediaType) problem = `the data is not a ${mediaType} file`;
   if (problem) ctx.addIssue({ code: 'custom', path: ['data'], message: problem, input: data.slice(0, 16) });
 }
 

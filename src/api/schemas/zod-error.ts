@@ -20,6 +20,8 @@ const specificity = (i: Issue) => i.path.length * 2 + (i.code === 'invalid_type'
  * then anything but a plain type mismatch) holds the problem the caller needs to see.
  */
 function mostSpecific(issue: Issue): Issue {
+  // A record key that failed its own schema: the key's problem is inside.
+  if (issue.code === 'invalid_key' && issue.issues[0]) return { ...issue.issues[0], path: issue.path } as Issue;
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
   let best: Issue | null = null;
   for (const branch of issue.errors) {
