@@ -135,6 +135,7 @@ function relay(
   tap: StreamTap,
   filtering: boolean,
   idleMs: number,
+  clientGone: AbortSignal,
   onDone: (outcome: UsageOutcome) => void,
 ): PassThrough {
   const out = new PassThrough();
@@ -164,8 +165,9 @@ function relay(
   const armIdle = () => {
     clearTimeout(idle);
     idle = setTimeout(() => {
-      res.destroy();
+      // finish first: destroying the response fires its abort handlers synchronously.
       finish('failed', `The upstream sent nothing for ${Math.round(idleMs / 1000)} s; the stream was ended.`);
+      res.destroy();
     }, idleMs);
   };
   const onChunk = (chunk: Buffer) => {
@@ -186,8 +188,10 @@ function relay(
     if (tap.ended) finish(tap.errored ? 'failed' : 'completed');
     else finish('failed', 'The upstream stream ended before its final event.');
   });
-  res.once('error', () => finish('failed', 'The upstream connection broke off mid-stream.'));
-  res.once('aborted', () => finish('failed', 'The upstream connection broke off mid-stream.'));
+  // When the client left, the route aborted the upstream request, which ends up here too.
+  const broke = () => (clientGone.aborted ? finish('aborted') : finish('failed', 'The upstream connection broke off mid-stream.'));
+  res.once('error', broke);
+  res.once('aborted', broke);
   // The client left (Koa destroys the body when the response closes early).
   out.once('close', () => {
     if (finished) return;
@@ -279,7 +283,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
     }
     health.succeeded(channel.name);
     const tap = protocol.tap(req.clientWantsUsage);
-    const out = relay(res, first, tap, protocol.filtersEvents(req.clientWantsUsage), limits.idleMs, (outcome) => req.onUsage(channel, tap.usage, outcome));
+    const out = relay(res, first, tap, protocol.filtersEvents(req.clientWantsUsage), limits.idleMs, req.signal, (outcome) => req.onUsage(channel, tap.usage, outcome));
     return {
       status,
       headers: { ...replyHeaders(res), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
