@@ -1,0 +1,686 @@
+/**
+ * npm run bench:text -- [--rate 1000] [--seconds 10] [--warmup-seconds 2] [--concurrency 64]
+ *                        [--protocols anthropic,openai] [--modes plain,stream] [--targets direct,gateway]
+ *                        [--log-level info] [--cpu-prof DIR]
+ *
+ * The overhead of the text proxy: the same requests sent straight to the provider simulator
+ * ("direct") and through the gateway API process ("gateway") in one run, for Anthropic
+ * Messages (POST /v1/messages) and OpenAI chat completions (POST /v1/chat/completions), each
+ * streamed and not. Per protocol x mode x target:
+ *   warm-up   --warmup-seconds at the fixed rate, discarded;
+ *   fixed     open loop at --rate req/s for --seconds, sends on a fixed timetable;
+ *   sat       closed loop, --concurrency connections each sending its next request as soon as
+ *             the previous one ended, for --seconds.
+ * and prints latency p50/p99 (request sent -> last byte of the response), the same measured from
+ * the scheduled send time (fixed rate; free of coordinated omission), time to first byte of
+ * streams, achieved req/s, errors, CPU time per request of the gateway, simulator and load
+ * generator, and peak RSS; then gateway - direct ("added") at the fixed rate.
+ *
+ * The simulator and the gateway are child processes; the load generator runs in this process
+ * (node:http, one keep-alive agent per target), which does nothing else while a phase runs.
+ * Everything shares the machine's cores. Results also go to bench-results/text-<time>.json.
+ * See docs/bench-text.md.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { projectRoot } from '../src/config/paths';
+import { freePort, waitFor } from '../test/support/ports';
+import type { Child } from '../test/support/processes';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+const PROTOCOLS = ['anthropic', 'openai'] as const;
+const MODES = ['plain', 'stream'] as const;
+const TARGETS = ['direct', 'gateway'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type Protocol = (typeof PROTOCOLS)[number];
+type Mode = (typeof MODES)[number];
+type TargetName = (typeof TARGETS)[number];
+
+interface Options {
+  rate: number;
+  seconds: number;
+  warmupSeconds: number;
+  concurrency: number;
+  protocols: Protocol[];
+  modes: Mode[];
+  targets: TargetName[];
+  logLevel: string;
+  cpuProfDir: string | null;
+}
+
+function listOf<T extends string>(name: string, value: string, allowed: readonly T[]): T[] {
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = items.filter((s) => !(allowed as readonly string[]).includes(s));
+  if (items.length === 0 || bad.length > 0) throw new Error(`--${name}: expected a comma-separated list of ${allowed.join(', ')}; got '${value}'`);
+  return allowed.filter((a) => items.includes(a));
+}
+
+function parseArgs(argv: string[]): Options {
+  const get = (name: string, fallback: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
+  };
+  const positive = (name: string, fallback: string, integer = false) => {
+    const value = Number(get(name, fallback));
+    if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) throw new Error(`--${name}: expected a positive ${integer ? 'integer' : 'number'}`);
+    return value;
+  };
+  const logLevel = get('log-level', 'info');
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
+  const warmup = Number(get('warmup-seconds', '2'));
+  if (!Number.isFinite(warmup) || warmup < 0) throw new Error('--warmup-seconds: expected a number >= 0');
+  const cpuProf = get('cpu-prof', '');
+  return {
+    rate: positive('rate', '1000'),
+    seconds: positive('seconds', '10'),
+    warmupSeconds: warmup,
+    concurrency: positive('concurrency', '64', true),
+    protocols: listOf('protocols', get('protocols', PROTOCOLS.join(',')), PROTOCOLS),
+    modes: listOf('modes', get('modes', MODES.join(',')), MODES),
+    targets: listOf('targets', get('targets', TARGETS.join(',')), TARGETS),
+    logLevel,
+    cpuProfDir: cpuProf ? path.resolve(cpuProf) : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests and their validation
+// ---------------------------------------------------------------------------------------------
+
+interface Scenario {
+  protocol: Protocol;
+  mode: Mode;
+  path: string;
+  body: Buffer;
+  headers: http.OutgoingHttpHeaders;
+  /** null when the response is a complete, successful answer; else why not. */
+  check(body: string): string | null;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function parseObject(body: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(body);
+    return isRecord(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The last SSE event block of a stream (blank-line separated). */
+function lastEvent(body: string): string {
+  const blocks = body.trimEnd().split(/\r?\n\r?\n/);
+  return blocks[blocks.length - 1] ?? '';
+}
+
+function scenario(protocol: Protocol, mode: Mode, key: string): Scenario {
+  const stream = mode === 'stream';
+  if (protocol === 'anthropic') {
+    const body = { model: 'cm-sonnet-4.5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello bench' }], ...(stream ? { stream: true } : {}) };
+    return {
+      protocol, mode, path: '/v1/messages', body: Buffer.from(JSON.stringify(body)),
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      check: stream
+        ? (text) => (/^(event: *message_stop|data: *\{"type": *"message_stop")/m.test(lastEvent(text)) ? null : 'stream did not end with message_stop')
+        : (text) => {
+          const msg = parseObject(text);
+          return msg && msg.type === 'message' && Array.isArray(msg.content) && typeof msg.stop_reason === 'string' ? null : 'not a complete message';
+        },
+    };
+  }
+  const body = {
+    model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello bench' }],
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  };
+  return {
+    protocol, mode, path: '/v1/chat/completions', body: Buffer.from(JSON.stringify(body)),
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    check: stream
+      ? (text) => (lastEvent(text).trim() === 'data: [DONE]' ? null : 'stream did not end with data: [DONE]')
+      : (text) => {
+        const c = parseObject(text);
+        const choice = c && Array.isArray(c.choices) ? (c.choices as unknown[])[0] : undefined;
+        return c && c.object === 'chat.completion' && isRecord(choice) && typeof choice.finish_reason === 'string' ? null : 'not a complete chat.completion';
+      },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load generator
+// ---------------------------------------------------------------------------------------------
+
+interface Target {
+  name: TargetName;
+  host: string;
+  port: number;
+  agent: http.Agent;
+}
+
+/** One finished request; times are process.hrtime.bigint() nanoseconds. */
+interface Outcome {
+  scheduled: bigint;
+  sent: bigint;
+  firstByte: bigint;
+  end: bigint;
+  error: string | null;
+}
+
+const REQUEST_IDLE_TIMEOUT_MS = 15_000;
+const now = (): bigint => process.hrtime.bigint();
+
+/** Sends one request; `done` is called exactly once, after the last byte or on failure. */
+function fire(target: Target, sc: Scenario, scheduled: bigint, done: (o: Outcome) => void): void {
+  const sent = now();
+  let firstByte = 0n;
+  let finished = false;
+  const finish = (error: string | null) => {
+    if (finished) return;
+    finished = true;
+    done({ scheduled, sent, firstByte, end: now(), error });
+  };
+  const req = http.request(
+    {
+      agent: target.agent, host: target.host, port: target.port, method: 'POST', path: sc.path,
+      headers: { ...sc.headers, 'content-length': sc.body.length },
+    },
+    (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => {
+        if (firstByte === 0n) firstByte = now();
+        chunks.push(chunk);
+      });
+      res.on('end', () => {
+        const end = now();
+        if (finished) return;
+        finished = true;
+        let error: string | null = null;
+        if (res.statusCode !== 200) error = `status ${res.statusCode ?? '?'}`;
+        else error = sc.check(Buffer.concat(chunks).toString('utf8'));
+        done({ scheduled, sent, firstByte: firstByte || end, end, error });
+      });
+      res.on('error', (err: NodeJS.ErrnoException) => finish(`response ${err.code ?? err.message}`));
+      res.on('close', () => finish('response closed early'));
+    },
+  );
+  req.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+  req.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? err.message));
+  req.end(sc.body);
+}
+
+/** Open loop: request i is due at start + i/rate whatever happened to the earlier ones. */
+function openLoop(target: Target, sc: Scenario, rate: number, seconds: number): Promise<Outcome[]> {
+  const total = Math.max(1, Math.round(rate * seconds));
+  const intervalNs = 1e9 / rate;
+  const outcomes: Outcome[] = [];
+  const start = now() + 1_000_000n;
+  const due = (i: number): bigint => start + BigInt(Math.round(i * intervalNs));
+  return new Promise((resolve) => {
+    let next = 0;
+    let pending = 0;
+    const onDone = (o: Outcome) => {
+      outcomes.push(o);
+      pending -= 1;
+      if (next === total && pending === 0) resolve(outcomes);
+    };
+    const tick = () => {
+      const t = now();
+      while (next < total && due(next) <= t) {
+        pending += 1;
+        fire(target, sc, due(next), onDone);
+        next += 1;
+      }
+      // Timers have 1 ms granularity: a late tick sends every request that fell due meanwhile.
+      if (next < total) setTimeout(tick, Math.max(0, Number(due(next) - now()) / 1e6));
+    };
+    tick();
+  });
+}
+
+/** Closed loop: `concurrency` connections, each sends again as soon as its answer ended. */
+function closedLoop(target: Target, sc: Scenario, concurrency: number, seconds: number): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  const until = now() + BigInt(Math.round(seconds * 1e9));
+  return new Promise((resolve) => {
+    let running = concurrency;
+    const loop = () => {
+      if (now() >= until) {
+        running -= 1;
+        if (running === 0) resolve(outcomes);
+        return;
+      }
+      fire(target, sc, now(), (o) => {
+        outcomes.push(o);
+        loop();
+      });
+    };
+    for (let i = 0; i < concurrency; i += 1) loop();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process accounting (Linux /proc)
+// ---------------------------------------------------------------------------------------------
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime of a process, in ms (resolution 1000 / CLK_TCK ms). */
+function cpuMs(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** A field of /proc/<pid>/status in MiB (VmRSS, VmHWM). */
+function statusMiB(pid: number | undefined, field: string): number {
+  if (!pid) return NaN;
+  try {
+    const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
+    return Number(line?.replace(/\D+/g, '') ?? NaN) / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Busy CPU time of the whole machine (all cores), in ms, from /proc/stat. */
+function machineBusyMs(): number {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    const [user, nice, system, , , irq, softirq] = line.trim().split(/\s+/).slice(1).map(Number);
+    return (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+const selfCpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------------------------
+
+interface Dist { p50: number; p90: number; p99: number; p999: number; max: number }
+
+function dist(values: number[]): Dist {
+  const sorted = Float64Array.from(values).sort();
+  const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: sorted.length ? sorted[sorted.length - 1]! : NaN };
+}
+
+type PhaseKind = 'fixed' | 'saturation';
+
+interface PhaseResult {
+  protocol: Protocol;
+  mode: Mode;
+  target: TargetName;
+  phase: PhaseKind;
+  offeredRate: number | null;
+  concurrency: number | null;
+  seconds: number;
+  requests: number;
+  ok: number;
+  errors: number;
+  errorKinds: Record<string, number>;
+  /** Successful responses per second, first send to last answer. */
+  rps: number;
+  /** ms, request sent -> last byte (successful requests). */
+  latency: Dist;
+  /** ms, scheduled send time -> last byte (fixed rate only: includes the load generator's own lag). */
+  fromSchedule: Dist | null;
+  /** ms, request sent -> first body byte. */
+  firstByte: Dist;
+  /** ms the load generator sent late (fixed rate). */
+  sendLag: Dist | null;
+  cpuMsPerRequest: { gateway: number; simulator: number; loadgen: number };
+  /** CPU used by every other process on the machine during the phase, in % of one core. */
+  otherCpuPercent: number;
+  peakRssMiB: { gateway: number; simulator: number; loadgen: number };
+}
+
+const toMs = (ns: bigint): number => Number(ns) / 1e6;
+
+function summarise(
+  base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
+  outcomes: Outcome[],
+  cpu: PhaseResult['cpuMsPerRequest'],
+  otherCpuPercent: number,
+  peakRssMiB: PhaseResult['peakRssMiB'],
+): PhaseResult {
+  const good = outcomes.filter((o) => o.error === null);
+  const errorKinds: Record<string, number> = {};
+  for (const o of outcomes) if (o.error !== null) errorKinds[o.error] = (errorKinds[o.error] ?? 0) + 1;
+  let first = outcomes[0]?.sent ?? 0n;
+  let last = first;
+  for (const o of outcomes) {
+    if (o.sent < first) first = o.sent;
+    if (o.end > last) last = o.end;
+  }
+  const fixed = base.phase === 'fixed';
+  return {
+    ...base,
+    requests: outcomes.length,
+    ok: good.length,
+    errors: outcomes.length - good.length,
+    errorKinds,
+    rps: good.length / Math.max(1e-9, toMs(last - first) / 1000),
+    latency: dist(good.map((o) => toMs(o.end - o.sent))),
+    fromSchedule: fixed ? dist(good.map((o) => toMs(o.end - o.scheduled))) : null,
+    firstByte: dist(good.map((o) => toMs(o.firstByte - o.sent))),
+    sendLag: fixed ? dist(outcomes.map((o) => toMs(o.sent - o.scheduled))) : null,
+    cpuMsPerRequest: cpu,
+    otherCpuPercent,
+    peakRssMiB,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------------------------
+
+const f2 = (v: number) => (Number.isNaN(v) ? 'n/a' : v.toFixed(2));
+const signed = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
+const COLUMNS: Array<[string, number]> = [
+  ['protocol', -10], ['mode', -7], ['phase', -12], ['target', -8], ['req/s', 8], ['p50', 7], ['p99', 7],
+  ['sch p50', 8], ['sch p99', 8], ['ttfb p50', 9], ['ttfb p99', 9], ['errors', 7], ['gw cpu', 7], ['sim cpu', 8], ['gen cpu', 8], ['gw rss', 7], ['other', 6],
+];
+const row = (cells: string[]) =>
+  cells.map((c, i) => {
+    const w = COLUMNS[i]![1];
+    return w < 0 ? c.padEnd(-w) : c.padStart(w);
+  }).join(' ');
+
+function phaseLabel(r: PhaseResult): string {
+  return r.phase === 'fixed' ? `${r.offeredRate}/s` : `sat c=${r.concurrency}`;
+}
+
+function printRow(r: PhaseResult): void {
+  const stream = r.mode === 'stream';
+  console.log(row([
+    r.protocol, r.mode, phaseLabel(r), r.target, r.rps.toFixed(0), f2(r.latency.p50), f2(r.latency.p99),
+    r.fromSchedule ? f2(r.fromSchedule.p50) : '', r.fromSchedule ? f2(r.fromSchedule.p99) : '',
+    stream ? f2(r.firstByte.p50) : '', stream ? f2(r.firstByte.p99) : '',
+    String(r.errors), r.target === 'gateway' ? f2(r.cpuMsPerRequest.gateway) : '', f2(r.cpuMsPerRequest.simulator), f2(r.cpuMsPerRequest.loadgen),
+    r.target === 'gateway' ? r.peakRssMiB.gateway.toFixed(0) : '',
+    Number.isNaN(r.otherCpuPercent) ? 'n/a' : `${Math.max(0, r.otherCpuPercent).toFixed(0)}%`,
+  ]));
+  const kinds = Object.entries(r.errorKinds);
+  if (kinds.length > 0) console.log(`${' '.repeat(28)}errors: ${kinds.map(([k, n]) => `${n} x ${k}`).join(', ')}`);
+}
+
+interface Added {
+  protocol: Protocol;
+  mode: Mode;
+  phase: PhaseKind;
+  p50: number;
+  p99: number;
+  fromScheduleP50: number | null;
+  fromScheduleP99: number | null;
+  firstByteP50: number;
+  firstByteP99: number;
+  /** gateway req/s / direct req/s */
+  rpsRatio: number;
+}
+
+function added(direct: PhaseResult, gateway: PhaseResult): Added {
+  return {
+    protocol: direct.protocol, mode: direct.mode, phase: direct.phase,
+    p50: gateway.latency.p50 - direct.latency.p50,
+    p99: gateway.latency.p99 - direct.latency.p99,
+    fromScheduleP50: direct.fromSchedule && gateway.fromSchedule ? gateway.fromSchedule.p50 - direct.fromSchedule.p50 : null,
+    fromScheduleP99: direct.fromSchedule && gateway.fromSchedule ? gateway.fromSchedule.p99 - direct.fromSchedule.p99 : null,
+    firstByteP50: gateway.firstByte.p50 - direct.firstByte.p50,
+    firstByteP99: gateway.firstByte.p99 - direct.firstByte.p99,
+    rpsRatio: gateway.rps / direct.rps,
+  };
+}
+
+function printAdded(a: Added): void {
+  const stream = a.mode === 'stream';
+  console.log(row([
+    a.protocol, a.mode, a.phase === 'fixed' ? 'fixed' : 'sat', 'added', a.phase === 'saturation' ? `x${a.rpsRatio.toFixed(2)}` : '',
+    signed(a.p50), signed(a.p99),
+    a.fromScheduleP50 !== null ? signed(a.fromScheduleP50) : '', a.fromScheduleP99 !== null ? signed(a.fromScheduleP99) : '',
+    stream ? signed(a.firstByteP50) : '', stream ? signed(a.firstByteP99) : '', '', '', '', '', '',
+  ]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Orchestration
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Like runNode (test/support/processes.ts), with node flags (--cpu-prof is not allowed in
+ * NODE_OPTIONS) and the log file given by path: .test-data is wiped by the e2e tests' setup.
+ */
+function startNode(entry: string, env: Record<string, string>, logFile: string, nodeArgs: string[] = []): Child {
+  const log = fs.openSync(logFile, 'w');
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(projectRoot(), entry)], {
+    cwd: projectRoot(), env: { ...process.env, ...env }, stdio: ['ignore', log, log],
+  });
+  fs.closeSync(log);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  const running = () => proc.exitCode === null && proc.signalCode === null;
+  return {
+    proc,
+    exited,
+    async stop(graceMs = 10_000) {
+      if (!running()) return exited;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      if (running()) proc.kill('SIGKILL');
+      return exited;
+    },
+  };
+}
+
+const children: Child[] = [];
+let cleaningUp: Promise<void> | null = null;
+function cleanup(): Promise<void> {
+  cleaningUp ??= Promise.all(children.map((c) => c.stop(5000))).then(() => undefined);
+  return cleaningUp;
+}
+
+async function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: res.status, text: await res.text() };
+}
+
+/** One request through the bench's own client: is this target answering this scenario at all? */
+function probe(target: Target, sc: Scenario): Promise<string | null> {
+  return new Promise((resolve) => fire(target, sc, now(), (o) => resolve(o.error)));
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const root = projectRoot();
+  const startedAt = new Date();
+  const runDir = path.join(root, '.bench-data', `text-${startedAt.getTime()}`);
+  fs.mkdirSync(runDir, { recursive: true });
+  const logs = { simulator: path.join(root, '.bench-data', 'text-simulator.log'), gateway: path.join(root, '.bench-data', 'text-gateway.log') };
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.error(`\n${signal}: stopping the simulator and the gateway`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  // Last resort (e.g. an uncaught throw in a callback): never leave children behind.
+  process.once('exit', () => {
+    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  });
+
+  try {
+    const simPort = await freePort();
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    const sim = startNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, logs.simulator);
+    children.push(sim);
+    await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
+
+    const apiPort = await freePort();
+    const api = `http://127.0.0.1:${apiPort}`;
+    const adminToken = 'bench-admin-token';
+    if (opts.cpuProfDir) fs.mkdirSync(opts.cpuProfDir, { recursive: true });
+    const gw = startNode('dist/src/api/server.js', {
+      PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: runDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
+      // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
+      TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+      LOG_LEVEL: opts.logLevel,
+    }, logs.gateway, opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []);
+    children.push(gw);
+    const issued = await waitFor('gateway admin API', async () => {
+      if (gw.proc.exitCode !== null) throw new Error(`the gateway exited with code ${gw.proc.exitCode} (see ${path.relative(root, logs.gateway)})`);
+      const res = await post(`${api}/admin/keys`, { authorization: `Bearer ${adminToken}` }, { name: 'bench' });
+      return res.status === 201 ? (JSON.parse(res.text) as { key: string }) : null;
+    }, 60_000, 200);
+
+    const agentOptions: http.AgentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256 };
+    const targets: Record<TargetName, Target> = {
+      direct: { name: 'direct', host: '127.0.0.1', port: simPort, agent: new http.Agent(agentOptions) },
+      gateway: { name: 'gateway', host: '127.0.0.1', port: apiPort, agent: new http.Agent(agentOptions) },
+    };
+    const pids = { gateway: gw.proc.pid, simulator: sim.proc.pid };
+    const gatewayRssAtStart = statusMiB(pids.gateway, 'VmRSS');
+
+    console.log(`\nbench:text  fixed rate ${opts.rate} req/s (open loop) for ${opts.seconds} s after ${opts.warmupSeconds} s warm-up; saturation ${opts.concurrency} connections (closed loop) for ${opts.seconds} s`);
+    const loadAtStart = os.loadavg()[0] ?? NaN;
+    console.log(`gateway LOG_LEVEL=${opts.logLevel}; ${os.cpus().length} cores shared by the load generator (this process), the gateway and the simulator`
+      + `; 1-min load average before the run ${loadAtStart.toFixed(2)}${opts.cpuProfDir ? `; gateway CPU profile to ${opts.cpuProfDir}` : ''}`);
+
+    /** Runs one measured phase with CPU and RSS accounting around it. */
+    const measure = async (
+      base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
+      run: () => Promise<Outcome[]>,
+    ): Promise<PhaseResult> => {
+      const peak = { gateway: 0, simulator: 0, loadgen: 0 };
+      const sample = () => {
+        peak.gateway = Math.max(peak.gateway, statusMiB(pids.gateway, 'VmRSS'));
+        peak.simulator = Math.max(peak.simulator, statusMiB(pids.simulator, 'VmRSS'));
+        peak.loadgen = Math.max(peak.loadgen, process.memoryUsage.rss() / 1048576);
+      };
+      const sampler = setInterval(sample, 250);
+      const before = { gateway: cpuMs(pids.gateway), simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
+      const outcomes = await run();
+      const after = { gateway: cpuMs(pids.gateway), simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
+      clearInterval(sampler);
+      sample();
+      const n = Math.max(1, outcomes.length);
+      const cpu = {
+        gateway: base.target === 'gateway' ? (after.gateway - before.gateway) / n : NaN,
+        simulator: (after.simulator - before.simulator) / n,
+        loadgen: (after.loadgen - before.loadgen) / n,
+      };
+      if (base.target !== 'gateway') peak.gateway = NaN;
+      const ours = (after.gateway - before.gateway) + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
+      const other = (100 * (after.machine - before.machine - ours)) / toMs(after.at - before.at);
+      return summarise(base, outcomes, cpu, other, peak);
+    };
+
+    console.log('\nms: p50/p99 = request sent -> last byte; sch = from the scheduled send time (fixed rate, no coordinated omission);');
+    console.log('ttfb = sent -> first body byte; cpu = ms of CPU per request (gw gateway, sim simulator, gen load generator); gw rss MiB peak;');
+    console.log('other = CPU used by other processes on the machine during the phase, % of one core (more than a few %: a noisy row)\n');
+    console.log(row(COLUMNS.map(([name]) => name)));
+
+    const results: PhaseResult[] = [];
+    const addedRows: Added[] = [];
+    const skipped: Array<{ protocol: Protocol; mode: Mode; target: TargetName; reason: string }> = [];
+    for (const protocol of opts.protocols) {
+      for (const mode of opts.modes) {
+        const sc = scenario(protocol, mode, issued.key);
+        const live: Target[] = [];
+        for (const name of opts.targets) {
+          const reason = await probe(targets[name], sc);
+          if (reason === null) live.push(targets[name]);
+          else {
+            skipped.push({ protocol, mode, target: name, reason });
+            console.log(`${row([protocol, mode, '', name])} skipped: POST ${sc.path} answered ${reason}`);
+          }
+        }
+        const byTarget: Partial<Record<TargetName, Partial<Record<PhaseKind, PhaseResult>>>> = {};
+        const base = { protocol, mode, seconds: opts.seconds };
+        for (const target of live) {
+          if (opts.warmupSeconds > 0) await openLoop(target, sc, opts.rate, opts.warmupSeconds);
+          const r = await measure({ ...base, target: target.name, phase: 'fixed', offeredRate: opts.rate, concurrency: null },
+            () => openLoop(target, sc, opts.rate, opts.seconds));
+          (byTarget[target.name] ??= {}).fixed = r;
+          results.push(r);
+          printRow(r);
+        }
+        for (const target of live) {
+          const r = await measure({ ...base, target: target.name, phase: 'saturation', offeredRate: null, concurrency: opts.concurrency },
+            () => closedLoop(target, sc, opts.concurrency, opts.seconds));
+          (byTarget[target.name] ??= {}).saturation = r;
+          results.push(r);
+          printRow(r);
+        }
+        for (const phase of ['fixed', 'saturation'] as const) {
+          const d = byTarget.direct?.[phase];
+          const g = byTarget.gateway?.[phase];
+          if (d && g) {
+            const a = added(d, g);
+            addedRows.push(a);
+            printAdded(a);
+          }
+        }
+      }
+    }
+
+    const gatewayPeakRss = statusMiB(pids.gateway, 'VmHWM');
+    console.log(`\ngateway RSS ${gatewayRssAtStart.toFixed(0)} MiB before the load, peak (VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`);
+    const lags = results.flatMap((r) => (r.sendLag ? [r.sendLag] : []));
+    if (lags.length > 0) {
+      console.log(`load generator sent late by p50 ${f2(Math.max(...lags.map((l) => l.p50)))} ms, p99 ${f2(Math.max(...lags.map((l) => l.p99)))} ms `
+        + `(worst fixed-rate phase; 1 ms timers: this is the gap between "sch" and sent-based figures)`);
+    }
+    const fixedAdded = addedRows.filter((a) => a.phase === 'fixed');
+    if (fixedAdded.length > 0) {
+      const worst = Math.max(...fixedAdded.map((a) => a.p50));
+      console.log(`target: added median latency < 1 ms at ${opts.rate} req/s: ${worst < 1 ? 'met' : 'NOT met'} (worst added p50 ${signed(worst)} ms)`);
+    }
+    console.log(`logs: ${path.relative(root, logs.gateway)}, ${path.relative(root, logs.simulator)}`);
+
+    const out = path.join(root, 'bench-results');
+    fs.mkdirSync(out, { recursive: true });
+    const file = path.join(out, `text-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+    fs.writeFileSync(file, JSON.stringify({
+      options: opts, startedAt: startedAt.toISOString(), cores: os.cpus().length, loadAverageAtStart: loadAtStart, node: process.version, clockTicks: CLOCK_TICKS,
+      results, added: addedRows, skipped,
+      rssMiB: { gatewayAtStart: gatewayRssAtStart, gatewayPeak: gatewayPeakRss, simulatorPeak: statusMiB(pids.simulator, 'VmHWM') },
+    }, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
+    console.log(`results written to ${path.relative(root, file)}`);
+    for (const t of Object.values(targets)) t.agent.destroy();
+  } finally {
+    await cleanup();
+    fs.rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+main().catch(async (err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  await cleanup();
+  process.exit(1);
+});
