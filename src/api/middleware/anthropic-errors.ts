@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
 import { anthropicErrorType } from '../../upstreams/anthropic/mapping';
-import { GatewayError } from '../errors';
+import type { GatewayError } from '../errors';
 import type { GatewayState } from '../context';
-import { toGatewayError } from './errors';
+import { respondWithError } from './errors';
 
 export interface AnthropicErrorBody {
   type: 'error';
@@ -23,15 +23,8 @@ export function anthropicErrors(bodyLimit: number): Middleware<GatewayState> {
     try {
       await next();
     } catch (err) {
-      let mapped = toGatewayError(err, bodyLimit);
-      if (!mapped) {
-        ctx.state.log.error({ err }, 'unhandled error');
-        mapped = new GatewayError(500, 'api_error', `Internal error; quote request id ${ctx.state.requestId} when reporting it.`);
-      }
-      ctx.status = mapped.status;
-      for (const [k, v] of Object.entries(mapped.headers)) ctx.set(k, v);
       ctx.set('request-id', ctx.state.requestId);
-      ctx.body = anthropicErrorBody(mapped, ctx.state.requestId);
+      respondWithError(ctx, err, bodyLimit, (mapped) => anthropicErrorBody(mapped, ctx.state.requestId), 'api_error');
     }
   };
 }

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import { GatewayError, InvalidRequestError, openAiErrorBody, PayloadTooLargeError } from '../errors';
 import type { GatewayState } from '../context';
 
@@ -30,6 +30,27 @@ export function toGatewayError(err: unknown, bodyLimit: number): GatewayError | 
   return null;
 }
 
+/**
+ * Status, headers and body of a failed request: the error's own mapping, or a logged 500 that
+ * says only the request id. `body` renders the endpoint family's error shape.
+ */
+export function respondWithError(
+  ctx: ParameterizedContext<GatewayState>,
+  err: unknown,
+  bodyLimit: number,
+  body: (mapped: GatewayError) => unknown,
+  internalType = 'server_error',
+): void {
+  let mapped = toGatewayError(err, bodyLimit);
+  if (!mapped) {
+    ctx.state.log.error({ err }, 'unhandled error');
+    mapped = new GatewayError(500, internalType, `Internal error; quote request id ${ctx.state.requestId} when reporting it.`);
+  }
+  ctx.status = mapped.status;
+  for (const [k, v] of Object.entries(mapped.headers)) ctx.set(k, v);
+  ctx.body = body(mapped);
+}
+
 export function openAiErrors(bodyLimit: number): Middleware<GatewayState> {
   return async (ctx, next) => {
     try {
@@ -38,14 +59,7 @@ export function openAiErrors(bodyLimit: number): Middleware<GatewayState> {
         throw new GatewayError(404, 'invalid_request_error', `Unknown route: ${ctx.method} ${ctx.path}`, null, 'unknown_route');
       }
     } catch (err) {
-      let mapped = toGatewayError(err, bodyLimit);
-      if (!mapped) {
-        ctx.state.log.error({ err }, 'unhandled error');
-        mapped = new GatewayError(500, 'server_error', `Internal error; quote request id ${ctx.state.requestId} when reporting it.`);
-      }
-      ctx.status = mapped.status;
-      for (const [k, v] of Object.entries(mapped.headers)) ctx.set(k, v);
-      ctx.body = openAiErrorBody(mapped);
+      respondWithError(ctx, err, bodyLimit, openAiErrorBody);
     }
   };
 }
