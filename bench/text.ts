@@ -14,7 +14,8 @@
  * and prints latency p50/p99 (request sent -> last byte of the response), the same measured from
  * the scheduled send time (fixed rate; free of coordinated omission), time to first byte of
  * streams, achieved req/s, errors, CPU time per request of the gateway, simulator and load
- * generator, and peak RSS; then gateway - direct ("added") at the fixed rate.
+ * generator, the CPU other processes used meanwhile (a busy machine makes a row meaningless),
+ * and peak RSS; then gateway - direct ("added").
  *
  * The simulator and the gateway are child processes; the load generator runs in this process
  * (node:http, one keep-alive agent per target), which does nothing else while a phase runs.
@@ -327,6 +328,18 @@ function dist(values: number[]): Dist {
   return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: sorted.length ? sorted[sorted.length - 1]! : NaN };
 }
 
+function timeline(outcomes: Outcome[], start: bigint): Array<[number, number]> {
+  const buckets: Array<[number, number]> = [];
+  for (const o of outcomes) {
+    const i = Math.max(0, Math.floor(toMs(o.sent - start) / 100));
+    while (buckets.length <= i) buckets.push([0, 0]);
+    const b = buckets[i]!;
+    b[0] += 1;
+    b[1] = Math.max(b[1], Math.round(toMs(o.end - o.sent) * 100) / 100);
+  }
+  return buckets;
+}
+
 type PhaseKind = 'fixed' | 'saturation';
 
 interface PhaseResult {
@@ -351,6 +364,8 @@ interface PhaseResult {
   firstByte: Dist;
   /** ms the load generator sent late (fixed rate). */
   sendLag: Dist | null;
+  /** Per 100 ms of send time: [requests sent, the slowest one's latency in ms]; shows whether the tail is stalls or spread. */
+  timeline: Array<[number, number]>;
   cpuMsPerRequest: { gateway: number; simulator: number; loadgen: number };
   /** CPU used by every other process on the machine during the phase, in % of one core. */
   otherCpuPercent: number;
@@ -387,6 +402,7 @@ function summarise(
     fromSchedule: fixed ? dist(good.map((o) => toMs(o.end - o.scheduled))) : null,
     firstByte: dist(good.map((o) => toMs(o.firstByte - o.sent))),
     sendLag: fixed ? dist(outcomes.map((o) => toMs(o.sent - o.scheduled))) : null,
+    timeline: timeline(outcomes, first),
     cpuMsPerRequest: cpu,
     otherCpuPercent,
     peakRssMiB,
@@ -499,9 +515,13 @@ function startNode(entry: string, env: Record<string, string>, logFile: string, 
 }
 
 const children: Child[] = [];
+/** The gateway's DATA_DIR for this run: removed with the children. */
+let runDir: string | null = null;
 let cleaningUp: Promise<void> | null = null;
 function cleanup(): Promise<void> {
-  cleaningUp ??= Promise.all(children.map((c) => c.stop(5000))).then(() => undefined);
+  cleaningUp ??= Promise.all(children.map((c) => c.stop(5000))).then(() => {
+    if (runDir) fs.rmSync(runDir, { recursive: true, force: true });
+  });
   return cleaningUp;
 }
 
@@ -519,8 +539,9 @@ async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const root = projectRoot();
   const startedAt = new Date();
-  const runDir = path.join(root, '.bench-data', `text-${startedAt.getTime()}`);
-  fs.mkdirSync(runDir, { recursive: true });
+  const dataDir = path.join(root, '.bench-data', `text-${startedAt.getTime()}`);
+  fs.mkdirSync(dataDir, { recursive: true });
+  runDir = dataDir;
   const logs = { simulator: path.join(root, '.bench-data', 'text-simulator.log'), gateway: path.join(root, '.bench-data', 'text-gateway.log') };
 
   const onSignal = (signal: NodeJS.Signals) => {
@@ -546,7 +567,7 @@ async function main(): Promise<void> {
     const adminToken = 'bench-admin-token';
     if (opts.cpuProfDir) fs.mkdirSync(opts.cpuProfDir, { recursive: true });
     const gw = startNode('dist/src/api/server.js', {
-      PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: runDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
+      PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
       // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
       TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
       LOG_LEVEL: opts.logLevel,
@@ -650,7 +671,7 @@ async function main(): Promise<void> {
     }
 
     const gatewayPeakRss = statusMiB(pids.gateway, 'VmHWM');
-    console.log(`\ngateway RSS ${gatewayRssAtStart.toFixed(0)} MiB before the load, peak (VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`);
+    console.log(`\ngateway RSS ${gatewayRssAtStart.toFixed(0)} MiB right after start-up, peak (VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`);
     const lags = results.flatMap((r) => (r.sendLag ? [r.sendLag] : []));
     if (lags.length > 0) {
       console.log(`load generator sent late by p50 ${f2(Math.max(...lags.map((l) => l.p50)))} ms, p99 ${f2(Math.max(...lags.map((l) => l.p99)))} ms `
@@ -675,7 +696,6 @@ async function main(): Promise<void> {
     for (const t of Object.values(targets)) t.agent.destroy();
   } finally {
     await cleanup();
-    fs.rmSync(runDir, { recursive: true, force: true });
   }
 }
 
