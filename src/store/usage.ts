@@ -25,6 +25,22 @@ export interface UsageTotals {
   cache_read_tokens: number;
 }
 
+/** One usage record as the admin API shows it. */
+export interface UsageRecordView {
+  id: string;
+  request_id: string;
+  model: string;
+  channel: string;
+  endpoint: UsageRecord['endpoint'];
+  streamed: boolean;
+  outcome: UsageOutcome;
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_tokens: number;
+  cache_read_tokens: number;
+  created_at: number;
+}
+
 const COLUMNS = 12;
 /** PostgreSQL takes at most 65535 parameters per statement. */
 const MAX_BATCH = Math.floor(65_535 / COLUMNS);
@@ -102,20 +118,21 @@ export class UsageRecorder {
     }));
   }
 
-  async recent(keyId: string, limit: number): Promise<Record<string, unknown>[]> {
+  async recent(keyId: string, limit: number): Promise<UsageRecordView[]> {
     await this.flush();
-    const rows = await this.db.query<Record<string, unknown>>(
+    const rows = await this.db.query<Omit<UsageRecordView, 'created_at'> & { created_at: Date | string }>(
       `select id, request_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, created_at
        from usage_records where key_id = $1 order by created_at desc, id limit $2`,
       [keyId, limit],
     );
+    // bigint columns arrive as strings from PostgreSQL.
     return rows.map((r) => ({
       ...r,
       input_tokens: Number(r.input_tokens),
       output_tokens: Number(r.output_tokens),
       cache_creation_tokens: Number(r.cache_creation_tokens),
       cache_read_tokens: Number(r.cache_read_tokens),
-      created_at: Math.floor(new Date(r.created_at as string).getTime() / 1000),
+      created_at: Math.floor(new Date(r.created_at).getTime() / 1000),
     }));
   }
 

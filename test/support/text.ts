@@ -3,6 +3,9 @@
  * channel health, unique marker-bearing prompts and tiny real media files.
  */
 import { randomBytes } from 'node:crypto';
+import type { ChannelHealthView } from '../../src/proxy/channel-health';
+import { pieces, tokensFor } from '../../src/simulator/anthropic-messages';
+import type { UsageRecordView, UsageTotals } from '../../src/store/usage';
 import { ADMIN_TOKEN } from './stack';
 
 export interface SseFrame {
@@ -76,29 +79,8 @@ export async function keyIdByName(base: string, name: string): Promise<string> {
   return found[0]!.id;
 }
 
-export interface UsageTotal {
-  model: string;
-  requests: number;
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_tokens: number;
-  cache_read_tokens: number;
-}
-
-export interface UsageRow {
-  id: string;
-  request_id: string;
-  model: string;
-  channel: string;
-  endpoint: 'messages' | 'chat';
-  streamed: boolean;
-  outcome: 'completed' | 'aborted' | 'failed';
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_tokens: number;
-  cache_read_tokens: number;
-  created_at: number;
-}
+export type UsageTotal = UsageTotals;
+export type UsageRow = UsageRecordView;
 
 export interface UsageView {
   object: 'usage';
@@ -122,20 +104,7 @@ export async function usageRowFor(base: string, keyId: string, requestId: string
   }
 }
 
-export interface ChannelView {
-  name: string;
-  type: string;
-  models: string[];
-  priority: number;
-  weight: number;
-  simulated: boolean;
-  state: 'healthy' | 'resting';
-  resting_until: number | null;
-  consecutive_failures: number;
-  served: number;
-  failed: number;
-  last_error: string | null;
-}
+export type ChannelView = ChannelHealthView;
 
 export async function channelsOf(base: string): Promise<Record<string, ChannelView>> {
   const list = await admin<{ object: 'list'; data: ChannelView[] }>(base, '/admin/channels');
@@ -150,12 +119,10 @@ export const TINY_PDF_BASE64 = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrail
 
 /** The simulator's token rule: ceil(chars / 4), at least 1. */
 export function simTokens(chars: number): number {
-  return Math.max(1, Math.ceil(chars / 4));
+  return Math.max(1, tokensFor(chars));
 }
 
-/** How many deltas the simulator splits a text into (at most 8 chars each, at least 3 pieces for 3+ chars). */
+/** How many deltas the simulator splits a text into. */
 export function simPieces(text: string): number {
-  if (text.length === 0) return 1;
-  const size = Math.max(1, Math.min(8, Math.ceil(text.length / 3)));
-  return Math.ceil(text.length / size);
+  return pieces(text).length;
 }
