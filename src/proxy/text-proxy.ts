@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { TextChannel, TextChannelType } from '../config/channels';
 import { SseSplitter } from '../upstreams/sse-events';
 import { postText, readAll, TextConnectionError } from '../upstreams/text-http';
-import type { StreamTap, TextUsage } from '../upstreams/usage';
+import { emptyUsage, type StreamTap, type TextUsage } from '../upstreams/usage';
 import type { UsageOutcome } from '../store/usage';
 import type { ChannelHealth } from './channel-health';
 
@@ -266,7 +266,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
       health.succeeded(channel.name);
       const usage = protocol.usageOfBody(parseJson(text));
       if (!usage) req.log.warn({ channel: channel.name }, 'upstream answer carried no usage');
-      req.onUsage(channel, usage ?? { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 }, usage ? 'completed' : 'failed');
+      req.onUsage(channel, usage ?? emptyUsage(), usage ? 'completed' : 'failed');
       return { status, headers: replyHeaders(res), body: text };
     }
 

@@ -11,7 +11,8 @@ export interface TextUsage {
   cacheReadTokens: number;
 }
 
-export const NO_USAGE: TextUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 });
+/** A fresh all-zero count, for a tap to fill in or an answer that reported none. */
+export const emptyUsage = (): TextUsage => ({ inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 });
 
 /** What a streamed answer has told the gateway so far. */
 export interface StreamTap {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StreamTap, TextUsage } from '../usage';
+import { emptyUsage, type StreamTap, type TextUsage } from '../usage';
 
 /**
  * The native messages protocol (upstreams.md 3). The body is forwarded as the client sent
@@ -90,7 +90,7 @@ const messageBody = z.object({ type: z.literal('message'), usage: usageSchema })
 export function usageOfMessage(body: unknown): TextUsage | null {
   const parsed = messageBody.safeParse(body);
   if (!parsed.success) return null;
-  const usage: TextUsage = { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 };
+  const usage: TextUsage = emptyUsage();
   merge(usage, parsed.data.usage);
   return usage;
 }
@@ -107,7 +107,7 @@ export function errorEvent(type: string, message: string): string {
  * a proper end is message_stop or an error event. Every event is forwarded as it came.
  */
 export class MessagesStreamTap implements StreamTap {
-  readonly usage: TextUsage = { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 };
+  readonly usage: TextUsage = emptyUsage();
   ended = false;
   errored = false;
 

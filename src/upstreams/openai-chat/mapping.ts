@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StreamTap, TextUsage } from '../usage';
+import { emptyUsage, type StreamTap, type TextUsage } from '../usage';
 
 /**
  * Chat completions (upstreams.md 4). The gateway always asks a streamed upstream for its
@@ -45,7 +45,7 @@ export function chatErrorData(message: string): string {
  * unless the client asked for it, not forwarded; `[DONE]` or an error line is the end.
  */
 export class ChatStreamTap implements StreamTap {
-  usage: TextUsage = { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 };
+  usage: TextUsage = emptyUsage();
   ended = false;
   errored = false;
 
