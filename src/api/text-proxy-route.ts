@@ -14,6 +14,8 @@ export interface TextRouteDeps {
 
 export interface TextCall {
   protocol: TextProtocol;
+  /** textChannelsFor(protocol, model), which the route already looked up to refuse a model no channel serves. */
+  channels: readonly TextChannel[];
   endpoint: 'messages' | 'chat';
   model: string;
   body: Record<string, unknown>;
@@ -42,7 +44,7 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     const reply = await proxyText(
       {
         protocol: call.protocol,
-        channels: textChannelsFor(deps, call.protocol, call.model),
+        channels: call.channels,
         model: call.model,
         body: call.body,
         raw: ctx.state.rawBody ?? Buffer.from(JSON.stringify(call.body)),

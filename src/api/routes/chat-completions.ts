@@ -37,12 +37,14 @@ async function answerText(ctx: ParameterizedContext<GatewayState>, deps: TextRou
     throw new InvalidRequestError(`The model '${model}' is served in its native format: call it with POST /v1/messages (client base URL without /v1).`, 'model', 'model_not_supported');
   }
   const body = parseOrThrow(chatTextBody, ctx.request.body);
-  if (textChannelsFor(deps, chatProtocol, model).length === 0) {
+  const channels = textChannelsFor(deps, chatProtocol, model);
+  if (channels.length === 0) {
     const served = [...new Set(deps.textChannels.filter((c) => c.type === 'openai-compatible').flatMap((c) => Object.keys(c.models)))];
     throw new InvalidRequestError(`The model '${model}' does not exist or is not served by this gateway. Text models on /v1/chat/completions: ${served.join(', ') || 'none'}; video: motion-2, motion-2-pro.`, 'model', 'model_not_found');
   }
   await answerFromUpstream(ctx, deps, {
     protocol: chatProtocol,
+    channels,
     endpoint: 'chat',
     model,
     body,

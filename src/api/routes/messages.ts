@@ -47,12 +47,14 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
     const raw = ctx.request.body as { model?: unknown } | null;
     if (raw && typeof raw === 'object' && typeof raw.model === 'string') refuseNonNative(raw.model, deps);
     const body = parseOrThrow(messagesBody, raw);
-    if (textChannelsFor(deps, messagesProtocol, body.model).length === 0) {
+    const channels = textChannelsFor(deps, messagesProtocol, body.model);
+    if (channels.length === 0) {
       throw new InvalidRequestError(`The model '${body.model}' is not available on this gateway: no native channel serves it.`, 'model', 'model_not_available');
     }
     const beta = ctx.get('anthropic-beta');
     await answerFromUpstream(ctx, deps, {
       protocol: messagesProtocol,
+      channels,
       endpoint: 'messages',
       model: body.model,
       body,
