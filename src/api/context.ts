@@ -6,6 +6,6 @@ export interface GatewayState {
   requestId: string;
   log: Logger;
   apiKey?: ApiKey;
-  /** A JSON body's bytes (rawJsonBody), so a proxied request can be forwarded unchanged. */
+  /** A JSON body's bytes (jsonBody), so a proxied request can be forwarded unchanged. */
   rawBody?: Buffer;
 }

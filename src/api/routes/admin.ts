@@ -29,7 +29,7 @@ const usageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(10
 export function adminRoutes({ keys, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin' });
 
-  router.post('/keys', ...jsonBody(64 * 1024), async (ctx) => {
+  router.post('/keys', jsonBody(64 * 1024), async (ctx) => {
     const { name } = parseOrThrow(createKeyBody, ctx.request.body);
     const issued = await keys.issue(name);
     ctx.status = 201;

@@ -20,7 +20,7 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     profile_picture_url: deps.signer.sign(c.profileKey),
   });
 
-  router.post('/motion/v1/characters', ...jsonBody(64 * 1024), async (ctx) => {
+  router.post('/motion/v1/characters', jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(characterCreateBody, ctx.request.body);
     const ownerId = ctx.state.apiKey!.id;
     let source;

@@ -8,7 +8,7 @@ import { castFromPrompt } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import type { GatewayState } from '../context';
 import { InvalidRequestError } from '../errors';
-import { rawJsonBody } from '../middleware/raw-json-body';
+import { jsonBody } from '../middleware/json-body';
 import { chatVideoBody, promptOf } from '../schemas/chat-video';
 import { chatTextBody } from '../schemas/chat-text';
 import { isNativeTextModel, isResponsesOnlyModel, RESPONSES_API_HINT } from '../../catalog/text-models';
@@ -64,7 +64,7 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
   const router = new Router<GatewayState>();
   const requireChannel = channelCheck(deps.channels);
 
-  router.post('/v1/chat/completions', rawJsonBody(deps.config.env.MAX_JSON_BODY_BYTES), async (ctx) => {
+  router.post('/v1/chat/completions', jsonBody(deps.config.env.MAX_JSON_BODY_BYTES), async (ctx) => {
     const requested = (ctx.request.body as { model?: unknown } | null)?.model;
     if (typeof requested === 'string' && !findVideoModel(requested)) {
       await answerText(ctx, deps, requested);

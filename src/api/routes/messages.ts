@@ -8,7 +8,7 @@ import type { GatewayState } from '../context';
 import { InvalidRequestError } from '../errors';
 import { anthropicErrors } from '../middleware/anthropic-errors';
 import { anyKeyAuth } from '../middleware/auth';
-import { rawJsonBody } from '../middleware/raw-json-body';
+import { jsonBody } from '../middleware/json-body';
 import { messagesBody } from '../schemas/messages';
 import { parseOrThrow } from '../schemas/zod-error';
 import { answerFromUpstream, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
@@ -43,7 +43,7 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const limit = deps.config.env.MAX_JSON_BODY_BYTES;
 
-  router.post('/v1/messages', anthropicErrors(limit), anyKeyAuth(deps.keys), rawJsonBody(limit), async (ctx) => {
+  router.post('/v1/messages', anthropicErrors(limit), anyKeyAuth(deps.keys), jsonBody(limit), async (ctx) => {
     const raw = ctx.request.body as { model?: unknown } | null;
     if (raw && typeof raw === 'object' && typeof raw.model === 'string') refuseNonNative(raw.model, deps);
     const body = parseOrThrow(messagesBody, raw);

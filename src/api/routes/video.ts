@@ -31,7 +31,7 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   const env = deps.config.env;
   const requireChannel = channelCheck(deps.channels);
 
-  router.post('/v1/video/create', ...jsonBody(env.MAX_JSON_BODY_BYTES), async (ctx) => {
+  router.post('/v1/video/create', jsonBody(env.MAX_JSON_BODY_BYTES), async (ctx) => {
     const { body, model, size, seconds } = parseVideoCreate(ctx.request.body);
     requireChannel(model.id);
     const ownerId = ctx.state.apiKey!.id;

@@ -70,7 +70,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     ctx.body = videoStatusView(await ownTask(deps.tasks, ctx.params.id, ctx.state.apiKey!.id), deps.signer);
   });
 
-  router.post('/v1/videos/:id/remix', ...jsonBody(64 * 1024), async (ctx) => {
+  router.post('/v1/videos/:id/remix', jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(videosRemixBody, ctx.request.body);
     const source = await ownTask(deps.tasks, ctx.params.id, ctx.state.apiKey!.id);
     if (source.family !== 'motion') {
