@@ -129,7 +129,7 @@ function firstChunk(res: IncomingMessage, timeoutMs: number): Promise<Buffer | n
  * stream that breaks off or goes silent for `idleMs` gets the protocol's error event. A
  * client that leaves destroys the upstream response, which aborts the upstream request.
  */
-function relay(
+export function relay(
   res: IncomingMessage,
   first: Buffer,
   tap: StreamTap,
