@@ -19,7 +19,6 @@ export const messagesProtocol: TextProtocol = {
   upstreamBody: (body, upstreamModel) => toNativeBody(body as Record<string, unknown> & CompatExtensions, upstreamModel),
   usageOfBody: usageOfMessage,
   tap: () => new MessagesStreamTap(),
-  filtersEvents: () => false,
   isErrorBody: isNativeErrorBody,
   errorBody: (status, message) => ({ type: 'error', error: { type: anthropicErrorType(status), message } }),
 };
@@ -40,7 +39,6 @@ export const chatProtocol: TextProtocol = {
   upstreamBody: toUpstreamChatBody,
   usageOfBody: usageOfCompletion,
   tap: (clientWantsUsage) => new ChatStreamTap(clientWantsUsage),
-  filtersEvents: (clientWantsUsage) => !clientWantsUsage,
   isErrorBody: isOpenAiErrorBody,
   errorBody: (status, message) => ({
     error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: status === 429 ? 'rate_limit_exceeded' : null },

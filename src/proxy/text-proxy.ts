@@ -17,8 +17,6 @@ export interface TextProtocol {
   upstreamBody(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> | null;
   usageOfBody(body: unknown): TextUsage | null;
   tap(clientWantsUsage: boolean): StreamTap;
-  /** Whether the tap may drop events (then the stream is forwarded event by event). */
-  filtersEvents(clientWantsUsage: boolean): boolean;
   isErrorBody(body: unknown): boolean;
   errorBody(status: number, message: string): unknown;
 }
@@ -133,7 +131,6 @@ export function relay(
   res: IncomingMessage,
   first: Buffer,
   tap: StreamTap,
-  filtering: boolean,
   idleMs: number,
   clientGone: AbortSignal,
   onDone: (outcome: UsageOutcome) => void,
@@ -172,7 +169,7 @@ export function relay(
   };
   const onChunk = (chunk: Buffer) => {
     armIdle();
-    if (filtering) {
+    if (tap.dropsEvents) {
       splitter.push(chunk, (e) => {
         if (tap.onEvent(e.name, e.data)) write(`${e.raw}\n\n`);
       });
@@ -283,7 +280,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
     }
     health.succeeded(channel.name);
     const tap = protocol.tap(req.clientWantsUsage);
-    const out = relay(res, first, tap, protocol.filtersEvents(req.clientWantsUsage), limits.idleMs, req.signal, (outcome) => req.onUsage(channel, tap.usage, outcome));
+    const out = relay(res, first, tap, limits.idleMs, req.signal, (outcome) => req.onUsage(channel, tap.usage, outcome));
     return {
       status,
       headers: { ...replyHeaders(res), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },

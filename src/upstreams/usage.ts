@@ -18,6 +18,8 @@ export const emptyUsage = (): TextUsage => ({ inputTokens: 0, outputTokens: 0, c
 export interface StreamTap {
   /** Feeds one event; returns false when the event must not be forwarded to the client. */
   onEvent(name: string | null, data: string): boolean;
+  /** Whether onEvent may return false (then the stream is forwarded event by event, not as raw chunks). */
+  readonly dropsEvents: boolean;
   readonly usage: TextUsage;
   /** The stream reached its protocol's proper end (message_stop, [DONE]) or an error event. */
   readonly ended: boolean;

@@ -110,6 +110,7 @@ export class MessagesStreamTap implements StreamTap {
   readonly usage: TextUsage = emptyUsage();
   ended = false;
   errored = false;
+  readonly dropsEvents = false;
 
   onEvent(name: string | null, data: string): boolean {
     if (name === 'message_start' || name === 'message_delta') {

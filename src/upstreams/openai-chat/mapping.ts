@@ -49,7 +49,11 @@ export class ChatStreamTap implements StreamTap {
   ended = false;
   errored = false;
 
-  constructor(private readonly clientWantsUsage: boolean) {}
+  readonly dropsEvents: boolean;
+
+  constructor(private readonly clientWantsUsage: boolean) {
+    this.dropsEvents = !clientWantsUsage;
+  }
 
   onEvent(_name: string | null, data: string): boolean {
     if (data === '[DONE]') {
