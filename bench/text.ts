@@ -1,7 +1,7 @@
 /**
  * npm run bench:text -- [--rate 1000] [--seconds 10] [--warmup-seconds 2] [--concurrency 64]
  *                        [--protocols anthropic,openai] [--modes plain,stream] [--targets direct,gateway]
- *                        [--log-level info] [--cpu-prof DIR]
+ *                        [--log-level info] [--cpu-prof DIR] [--billing on|off]
  *
  * The overhead of the text proxy: the same requests sent straight to the provider simulator
  * ("direct") and through the gateway API process ("gateway") in one run, for Anthropic
@@ -30,6 +30,7 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import type { Child } from '../test/support/processes';
+import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -53,6 +54,7 @@ interface Options {
   targets: TargetName[];
   logLevel: string;
   cpuProfDir: string | null;
+  billing: BillingMode;
 }
 
 function listOf<T extends string>(name: string, value: string, allowed: readonly T[]): T[] {
@@ -87,6 +89,7 @@ function parseArgs(argv: string[]): Options {
     targets: listOf('targets', get('targets', TARGETS.join(',')), TARGETS),
     logLevel,
     cpuProfDir: cpuProf ? path.resolve(cpuProf) : null,
+    billing: billingModeOf(get('billing', 'on')),
   };
 }
 
@@ -575,7 +578,7 @@ async function main(): Promise<void> {
     children.push(gw);
     const issued = await waitFor('gateway admin API', async () => {
       if (gw.proc.exitCode !== null) throw new Error(`the gateway exited with code ${gw.proc.exitCode} (see ${path.relative(root, logs.gateway)})`);
-      const res = await post(`${api}/admin/keys`, { authorization: `Bearer ${adminToken}` }, { name: 'bench' });
+      const res = await post(`${api}/admin/keys`, { authorization: `Bearer ${adminToken}` }, benchKeyBody(opts.billing));
       return res.status === 201 ? (JSON.parse(res.text) as { key: string }) : null;
     }, 60_000, 200);
 
@@ -587,7 +590,7 @@ async function main(): Promise<void> {
     const pids = { gateway: gw.proc.pid, simulator: sim.proc.pid };
     const gatewayRssAtStart = statusMiB(pids.gateway, 'VmRSS');
 
-    console.log(`\nbench:text  fixed rate ${opts.rate} req/s (open loop) for ${opts.seconds} s after ${opts.warmupSeconds} s warm-up; saturation ${opts.concurrency} connections (closed loop) for ${opts.seconds} s`);
+    console.log(`\nbench:text  fixed rate ${opts.rate} req/s (open loop) for ${opts.seconds} s after ${opts.warmupSeconds} s warm-up; saturation ${opts.concurrency} connections (closed loop) for ${opts.seconds} s; billing ${opts.billing}`);
     const loadAtStart = os.loadavg()[0] ?? NaN;
     console.log(`gateway LOG_LEVEL=${opts.logLevel}; ${os.cpus().length} cores shared by the load generator (this process), the gateway and the simulator`
       + `; 1-min load average before the run ${loadAtStart.toFixed(2)}${opts.cpuProfDir ? `; gateway CPU profile to ${opts.cpuProfDir}` : ''}`);

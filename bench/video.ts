@@ -1,6 +1,6 @@
 /**
  * npm run bench:video -- [--tasks 100,1000] [--job-ms 30000] [--poll-ms 2000] [--concurrency 50] [--query-seconds 10]
- *                         [--status-source memo|query]
+ *                         [--status-source memo|query] [--billing on|off]
  *
  * Drives N video tasks through the real stack (Temporal dev server, worker and API as
  * separate processes, provider simulator) and prints, per N tasks in flight:
@@ -21,6 +21,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
+import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 
 interface Options {
   tasks: number[];
@@ -29,6 +30,7 @@ interface Options {
   concurrency: number;
   querySeconds: number;
   statusSource: string;
+  billing: BillingMode;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -43,6 +45,7 @@ function parseArgs(argv: string[]): Options {
     concurrency: Number(get('concurrency', '50')),
     querySeconds: Number(get('query-seconds', '10')),
     statusSource: get('status-source', 'memo'),
+    billing: billingModeOf(get('billing', 'on')),
   };
 }
 
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(runDir, { recursive: true });
   const logger = createLogger('warn', 'bench');
   const children: Child[] = [];
+  let dropDatabase = async () => undefined as void;
   const temporalPort = await freePort();
   const temporalServer = await startDevServer({
     cliPath: temporalCliPath(), dataDir: runDir, port: temporalPort, uiPort: await freePort(), namespace: 'default', logger, headless: true,
@@ -91,7 +95,11 @@ async function main(): Promise<void> {
 
     const apiPort = await freePort();
     const api = `http://127.0.0.1:${apiPort}`;
+    // The worker settles charges in the store it shares with the API: PostgreSQL, as in a scale-out deployment.
+    const database = await benchDatabase('video');
+    dropDatabase = database.drop;
     const env = {
+      DATABASE_URL: database.url,
       PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: runDir, ADMIN_TOKEN: 'bench-admin', LOG_LEVEL: 'warn',
       TEMPORAL_ADDRESS: temporalServer.address, SIMULATOR_URL: simUrl, UPSTREAM_POLL_MS: String(opts.pollMs),
       STATUS_SOURCE: opts.statusSource,
@@ -102,12 +110,12 @@ async function main(): Promise<void> {
     await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
 
     const issued = (await (await fetch(`${api}/admin/keys`, {
-      method: 'POST', headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }),
+      method: 'POST', headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(benchKeyBody(opts.billing)),
     })).json()) as { key: string };
     const auth = { authorization: `Bearer ${issued.key}` };
     const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
 
-    console.log(`\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}, status reads from ${opts.statusSource}; 2 cores shared by every process\n`);
+    console.log(`\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}, status reads from ${opts.statusSource}, billing ${opts.billing}; 2 cores shared by every process\n`);
     const results = [];
     for (const n of opts.tasks) {
       // create
@@ -190,6 +198,7 @@ async function main(): Promise<void> {
     console.log(`results written to ${path.relative(root, file)}`);
   } finally {
     await Promise.all(children.map((c) => c.stop()));
+    await dropDatabase();
     await temporalServer.stop();
     fs.rmSync(runDir, { recursive: true, force: true });
   }

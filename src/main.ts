@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     await ensureRetention(clientConnection, env.TEMPORAL_NAMESPACE, env.TASK_RETENTION_DAYS, config.embeddedTemporal, logger);
 
     const nativeConnection = await connectNative(config.temporalAddress, env.TEMPORAL_NAMESPACE, logger);
-    const worker = await createGatewayWorker(config, logger, nativeConnection);
+    const worker = await createGatewayWorker(config, logger, nativeConnection, db);
     const workerRun = worker.run();
     workerRun.catch((err: unknown) => {
       logger.fatal({ err: (err as Error).message }, 'worker failed');

@@ -4,7 +4,11 @@ import type { Logger } from 'pino';
 import type { TextChannel, VideoChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
 import type { ProxyLimits } from '../proxy/text-proxy';
+import type { RateLimiter } from '../limits/rate-limiter';
+import type { BillingStore } from '../store/billing';
+import type { Db } from '../store/db';
 import type { UsageRecorder } from '../store/usage';
+import type { PaidTasks } from '../tasks/paid-tasks';
 import type { Config } from '../config/env';
 import type { BlobStore } from '../storage/blob-store';
 import type { UrlSigner } from '../storage/signed-url';
@@ -18,6 +22,7 @@ import { bearerAuth } from './middleware/auth';
 import { openAiErrors } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import { adminRoutes } from './routes/admin';
+import { billingRoutes } from './routes/billing';
 import { fileRoutes } from './routes/files';
 import { videoRoutes } from './routes/video';
 import { videosRoutes } from './routes/videos';
@@ -32,6 +37,10 @@ export interface ApiDeps {
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
   usage: UsageRecorder;
+  db: Db;
+  billing: BillingStore;
+  paid: PaidTasks;
+  limiter: RateLimiter;
   textLimits: ProxyLimits;
   characters: CharacterService;
   logger: Logger;
@@ -72,14 +81,15 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   app.use(modelRoutes(deps).routes());
 
   const v1 = new Router<GatewayState>();
-  v1.use('/v1', bearerAuth(deps.keys));
+  v1.use('/v1', bearerAuth(deps.keys, deps.limiter));
+  v1.use(billingRoutes(deps).routes());
   v1.use(videoRoutes(deps).routes());
   v1.use(videosRoutes(deps).routes());
   v1.use(chatCompletionsRoutes(deps).routes());
   app.use(v1.routes());
 
   const motion = new Router<GatewayState>();
-  motion.use('/motion/v1', bearerAuth(deps.keys));
+  motion.use('/motion/v1', bearerAuth(deps.keys, deps.limiter));
   motion.use(characterRoutes(deps).routes());
   app.use(motion.routes());
   return app;

@@ -51,6 +51,20 @@ export class ServiceUnavailableError extends GatewayError {
   }
 }
 
+/** Spec 7: the key's balance does not cover the request (OpenAI's own code for this is insufficient_quota). */
+export class InsufficientQuotaError extends GatewayError {
+  constructor(message: string) {
+    super(402, 'insufficient_quota', message, null, 'insufficient_quota');
+  }
+}
+
+/** Spec 7: too many requests for the key's limits; Retry-After says when to come back. */
+export class RateLimitedError extends GatewayError {
+  constructor(message: string, retryAfterSeconds: number, code = 'rate_limit_exceeded', headers: Record<string, string> = {}) {
+    super(429, 'rate_limit_error', message, null, code, { ...headers, 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
 export interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }

@@ -9,6 +9,11 @@ import type { Logger } from 'pino';
 import { loadChannels, isTextChannel, isVideoChannel } from '../config/channels';
 import { ChannelHealth } from '../proxy/channel-health';
 import { UsageRecorder } from '../store/usage';
+import { loadPrices } from '../config/prices';
+import { createRateLimiter } from '../limits/create-rate-limiter';
+import { BillingStore } from '../store/billing';
+import { startBillingReconciler } from '../tasks/billing-reconciler';
+import { PaidTasks } from '../tasks/paid-tasks';
 import { loadConfig, type Config } from '../config/env';
 import { createLogger } from '../log';
 import { BlobStore } from '../storage/blob-store';
@@ -56,8 +61,22 @@ export async function startApiServer(opts: {
     createTimeoutMs: 120_000,
   });
   const channels = loadChannels(config);
-  const usage = new UsageRecorder(db, env.USAGE_FLUSH_MS, logger);
+  const prices = loadPrices(env.PRICES_FILE);
+  const billing = new BillingStore(db);
+  const usage = new UsageRecorder(db, env.USAGE_FLUSH_MS, logger, billing, prices);
+  const limiter = createRateLimiter(env.REDIS_URL, logger);
+  const reconciler = startBillingReconciler(
+    billing,
+    tasks,
+    // A start whose RPC deadline passed can no longer land: twice the deadline plus a margin.
+    { intervalSeconds: env.BILLING_RECONCILE_SECONDS, minAgeSeconds: Math.ceil((2 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 10 },
+    logger,
+  );
   const app = createApp({
+    db,
+    billing,
+    limiter,
+    paid: new PaidTasks(tasks, characters, billing, prices, logger),
     config,
     characters,
     channels: channels.filter(isVideoChannel),
@@ -100,7 +119,9 @@ export async function startApiServer(opts: {
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5000).unref();
       });
+      reconciler.stop();
       await usage.close();
+      await limiter.close();
     },
   };
 }

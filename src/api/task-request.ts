@@ -1,7 +1,7 @@
 import type { VideoModel } from '../catalog/models';
 import type { Config } from '../config/env';
 import type { BlobStore } from '../storage/blob-store';
-import type { TaskService } from '../tasks/task-service';
+import type { PaidTasks } from '../tasks/paid-tasks';
 import type { CharacterSource, ImageRef, TaskRequest, TaskState } from '../tasks/task';
 
 /** The parts of a canonical request that differ between the endpoint families. */
@@ -27,12 +27,12 @@ export interface TaskRequestParts {
 }
 
 /**
- * Starts the task; when the start fails (Temporal unreachable), the inputs already stored for
- * it are removed, so a refused request leaves nothing behind.
+ * Charges and starts the task; when either is refused (402, 429, Temporal unreachable), the
+ * inputs already stored for it are removed, so a refused request leaves nothing behind.
  */
-export async function startTask(tasks: TaskService, blobs: BlobStore, request: TaskRequest): Promise<TaskState> {
+export async function startTask(paid: PaidTasks, blobs: BlobStore, request: TaskRequest): Promise<TaskState> {
   try {
-    return await tasks.start(request);
+    return await paid.start(request);
   } catch (err) {
     await Promise.all(request.images.map((img) => (img.kind === 'stored' ? blobs.remove(img.key).catch(() => undefined) : undefined)));
     throw err;

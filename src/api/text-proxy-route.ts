@@ -2,13 +2,16 @@ import type { ParameterizedContext } from 'koa';
 import { channelsFor, type TextChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
 import { ClientGoneError, proxyText, type ProxyLimits, type TextProtocol } from '../proxy/text-proxy';
+import type { BillingStore } from '../store/billing';
 import type { UsageRecorder } from '../store/usage';
 import type { GatewayState } from './context';
+import { InsufficientQuotaError } from './errors';
 
 export interface TextRouteDeps {
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
   usage: UsageRecorder;
+  billing: BillingStore;
   textLimits: ProxyLimits;
 }
 
@@ -35,6 +38,7 @@ export function textChannelsFor(deps: TextRouteDeps, protocol: TextProtocol, mod
  */
 export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>, deps: TextRouteDeps, call: TextCall): Promise<void> {
   const keyId = ctx.state.apiKey!.id;
+  if (ctx.state.apiKey!.limited) await requireBalance(deps, keyId);
   const abort = new AbortController();
   // The response's close before it finished means the client left: stop the upstream too.
   ctx.res.once('close', () => {
@@ -68,5 +72,18 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     if (!(err instanceof ClientGoneError)) throw err;
     ctx.state.log.info('client left before the upstream answered');
     ctx.respond = false;
+  }
+}
+
+/**
+ * A text answer's price is known only afterwards, so the check before the upstream call is
+ * "anything left": the stored balance less this process's usage not yet written. A key may
+ * end slightly below zero by its last answers; its next request is refused.
+ */
+async function requireBalance(deps: TextRouteDeps, keyId: string): Promise<void> {
+  const stored = await deps.billing.balance(keyId);
+  const left = (stored?.balance ?? 0) - deps.usage.pendingFor(keyId);
+  if (left <= 0) {
+    throw new InsufficientQuotaError(`The key's balance is ${left} credits, so it cannot pay for this request. Ask the gateway operator to add quota (POST /admin/keys/{id}/quota).`);
   }
 }

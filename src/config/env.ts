@@ -33,6 +33,14 @@ export const envSchema = z.object({
   // Store
   DATABASE_URL: optionalString,
 
+  // Billing and limits
+  /** A YAML/JSON price table merged over the built-in defaults (see prices.example.yaml). */
+  PRICES_FILE: optionalString,
+  /** Rate limits shared by every API replica through Redis; unset = in-process. */
+  REDIS_URL: optionalString,
+  /** How often charges whose workflow never started (or was terminated) are settled; 0 = never. */
+  BILLING_RECONCILE_SECONDS: int(0, 86_400).default(60),
+
   // Temporal
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),

@@ -7,6 +7,20 @@ export interface ApiKey {
   keyHint: string;
   createdAt: number;
   revokedAt: number | null;
+  /** True when the key draws on a quota (balance enforced); false = unlimited. */
+  limited: boolean;
+  /** Requests per minute, or null for no limit. */
+  rateLimitRpm: number | null;
+  /** Video tasks in flight at once, or null for no limit. */
+  maxConcurrentTasks: number | null;
+}
+
+/** What an operator sets when issuing a key; absent = unlimited. */
+export interface KeyLimits {
+  /** Opening balance in credits; absent makes the key unlimited. */
+  quota?: number;
+  rateLimitRpm?: number | null;
+  maxConcurrentTasks?: number | null;
 }
 
 export interface IssuedKey extends ApiKey {
@@ -21,10 +35,15 @@ interface KeyRow {
   key_hint: string;
   created_at: Date | string;
   revoked_at: Date | string | null;
+  limited: boolean;
+  rate_limit_rpm: number | null;
+  max_concurrent_tasks: number | null;
 }
 
 const KEY_PREFIX = 'sk-';
+/** Revocations and limit changes: every process drops its cached copy of the key. */
 const REVOKED_CHANNEL = 'gateway_key_revoked';
+const KEY_COLUMNS = 'id, name, key_hash, key_hint, created_at, revoked_at, limited, rate_limit_rpm, max_concurrent_tasks';
 /** Bounded so a flood of random keys cannot grow memory; entries also expire. */
 const CACHE_MAX = 10_000;
 const CACHE_TTL_MS = 30_000;
@@ -44,6 +63,9 @@ function toKey(row: KeyRow): ApiKey {
     keyHint: row.key_hint,
     createdAt: unixSeconds(row.created_at),
     revokedAt: row.revoked_at === null ? null : unixSeconds(row.revoked_at),
+    limited: row.limited,
+    rateLimitRpm: row.rate_limit_rpm,
+    maxConcurrentTasks: row.max_concurrent_tasks,
   };
 }
 
@@ -62,20 +84,52 @@ export class KeyStore {
     await this.db.listen(REVOKED_CHANNEL, (id) => this.forget(id));
   }
 
-  async issue(name: string): Promise<IssuedKey> {
+  /** A new key; a quota is granted in the same transaction, so the key never exists without its opening ledger entry. */
+  async issue(name: string, limits: KeyLimits = {}): Promise<IssuedKey> {
     const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
     const id = `key_${randomBytes(12).toString('hex')}`;
     const hint = `${KEY_PREFIX}...${secret.slice(-4)}`;
-    const [row] = await this.db.query<KeyRow>(
-      'insert into api_keys (id, name, key_hash, key_hint) values ($1, $2, $3, $4) returning *',
-      [id, name, hashKey(secret).toString('hex'), hint],
-    );
+    const quota = limits.quota;
+    const row = await this.db.transaction(async (tx) => {
+      const [inserted] = await tx.query<KeyRow>(
+        `insert into api_keys (id, name, key_hash, key_hint, limited, balance, rate_limit_rpm, max_concurrent_tasks)
+         values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${KEY_COLUMNS}`,
+        [id, name, hashKey(secret).toString('hex'), hint, quota !== undefined, quota ?? 0, limits.rateLimitRpm ?? null, limits.maxConcurrentTasks ?? null],
+      );
+      if (quota !== undefined) {
+        await tx.query(
+          "insert into ledger_entries (key_id, kind, amount, ref, reason) values ($1, 'grant', $2, $3, 'opening quota')",
+          [id, quota, `open:${id}`],
+        );
+      }
+      return inserted;
+    });
     if (!row) throw new Error('key insert returned no row');
     return { ...toKey(row), key: secret };
   }
 
+  /** The key (live or revoked), or null. */
+  async get(id: string): Promise<ApiKey | null> {
+    const [row] = await this.db.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where id = $1`, [id]);
+    return row ? toKey(row) : null;
+  }
+
+  /** Changes a live key's rate limits; every process re-reads the key on its next request. */
+  async setLimits(id: string, limits: Pick<KeyLimits, 'rateLimitRpm' | 'maxConcurrentTasks'>): Promise<ApiKey | null> {
+    const [row] = await this.db.query<KeyRow>(
+      `update api_keys set
+         rate_limit_rpm = case when $2::boolean then $3::integer else rate_limit_rpm end,
+         max_concurrent_tasks = case when $4::boolean then $5::integer else max_concurrent_tasks end
+       where id = $1 and revoked_at is null returning ${KEY_COLUMNS}`,
+      [id, limits.rateLimitRpm !== undefined, limits.rateLimitRpm ?? null, limits.maxConcurrentTasks !== undefined, limits.maxConcurrentTasks ?? null],
+    );
+    this.forget(id);
+    if (row) await this.db.query('select pg_notify($1, $2)', [REVOKED_CHANNEL, id]);
+    return row ? toKey(row) : null;
+  }
+
   async list(): Promise<ApiKey[]> {
-    const rows = await this.db.query<KeyRow>('select * from api_keys where revoked_at is null order by created_at, id');
+    const rows = await this.db.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where revoked_at is null order by created_at, id`);
     return rows.map(toKey);
   }
 
@@ -104,7 +158,7 @@ export class KeyStore {
     const cached = this.cache.get(cacheKey);
     if (cached && cached.until > now && timingSafeEqual(cached.hash, hash)) return cached.key;
 
-    const [row] = await this.db.query<KeyRow>('select * from api_keys where key_hash = $1', [cacheKey]);
+    const [row] = await this.db.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where key_hash = $1`, [cacheKey]);
     if (!row || row.revoked_at !== null) return null;
     const stored = Buffer.from(row.key_hash, 'hex');
     if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return null;

@@ -41,6 +41,45 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       'create index usage_records_by_key on usage_records (key_id, created_at)',
     ],
   },
+  {
+    id: 3,
+    name: 'billing',
+    sql: [
+      // balance is kept for every key (an unlimited key's goes negative: what it has spent),
+      // so "balance = sum of its ledger" holds for all keys and the audit has no special case.
+      'alter table api_keys add column limited boolean not null default false',
+      'alter table api_keys add column balance bigint not null default 0',
+      'alter table api_keys add column rate_limit_rpm integer',
+      'alter table api_keys add column max_concurrent_tasks integer',
+      // One row per movement. (kind, ref) is unique: a task is charged once and refunded once
+      // however often an activity retries, because the second insert finds the first.
+      `create table ledger_entries (
+        id bigserial primary key,
+        key_id text not null references api_keys (id),
+        kind text not null check (kind in ('grant', 'charge', 'refund', 'usage')),
+        amount bigint not null,
+        ref text not null,
+        reason text not null,
+        model text,
+        created_at timestamptz not null default now(),
+        unique (kind, ref)
+      )`,
+      'create index ledger_entries_by_key on ledger_entries (key_id, id)',
+      // A paid task's billing state: what makes "tasks in flight" countable and lets the
+      // reconciler find a charge whose task never started.
+      `create table billed_tasks (
+        task_id text primary key,
+        key_id text not null references api_keys (id),
+        kind text not null check (kind in ('video', 'character')),
+        model text not null,
+        amount bigint not null,
+        state text not null check (state in ('running', 'completed', 'refunded')),
+        created_at timestamptz not null default now(),
+        settled_at timestamptz
+      )`,
+      "create index billed_tasks_running on billed_tasks (key_id) where state = 'running'",
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

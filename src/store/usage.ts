@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { textUsagePrice, type PriceTable } from '../catalog/prices';
 import type { TextUsage } from '../upstreams/usage';
+import type { BillingStore } from './billing';
 import type { Db } from './db';
 
 export type UsageOutcome = 'completed' | 'aborted' | 'failed';
@@ -45,25 +47,46 @@ const COLUMNS = 12;
 /** PostgreSQL takes at most 65535 parameters per statement. */
 const MAX_BATCH = Math.floor(65_535 / COLUMNS);
 
+type QueuedUsage = UsageRecord & { id: string; price: number };
+
 /**
  * Text usage, one row per answered request, keyed by a gateway-made id (never the caller's
  * request id, which a caller could repeat). Rows are written in batches every USAGE_FLUSH_MS
- * so the hot path never waits on the database; close() writes what is left.
+ * so the hot path never waits on the database; close() writes what is left. Each batch is
+ * billed in the same transaction that writes it (a ledger entry per record), so usage and
+ * its charge are never apart.
  */
 export class UsageRecorder {
-  private queue: (UsageRecord & { id: string })[] = [];
+  private queue: QueuedUsage[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  /** Credits recorded but not yet written, per key: what a balance check must subtract. */
+  private readonly pending = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
     private readonly flushMs: number,
     private readonly logger: Logger,
+    private readonly billing: BillingStore,
+    private readonly prices: PriceTable,
   ) {}
 
   record(r: UsageRecord): void {
-    this.queue.push({ ...r, id: `use_${randomUUID().replace(/-/g, '')}` });
+    let price = 0;
+    try {
+      price = textUsagePrice(this.prices, r.model, r);
+    } catch (err) {
+      // Token counts the mapping let through malformed: recorded as reported, left unpriced and said loudly.
+      this.logger.error({ err: (err as Error).message, model: r.model, requestId: r.requestId }, 'text usage could not be priced');
+    }
+    this.queue.push({ ...r, id: `use_${randomUUID().replace(/-/g, '')}`, price });
+    if (price > 0) this.pending.set(r.keyId, (this.pending.get(r.keyId) ?? 0) + price);
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+  }
+
+  /** Credits of this key's usage recorded in this process and not yet in the ledger. */
+  pendingFor(keyId: string): number {
+    return this.pending.get(keyId) ?? 0;
   }
 
   /** Writes everything queued so far; resolves once it is in the database. */
@@ -76,7 +99,7 @@ export class UsageRecorder {
     return this.flushing;
   }
 
-  private async write(batch: (UsageRecord & { id: string })[]): Promise<void> {
+  private async write(batch: QueuedUsage[]): Promise<void> {
     for (let i = 0; i < batch.length; i += MAX_BATCH) {
       const rows = batch.slice(i, i + MAX_BATCH);
       const params: unknown[] = [];
@@ -86,11 +109,20 @@ export class UsageRecorder {
         return `(${Array.from({ length: COLUMNS }, (_, k) => `$${base + k + 1}`).join(',')})`;
       });
       try {
-        await this.db.query(
-          `insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens)
-           values ${tuples.join(',')} on conflict (id) do nothing`,
-          params,
-        );
+        await this.db.transaction(async (tx) => {
+          await tx.query(
+            `insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens)
+             values ${tuples.join(',')} on conflict (id) do nothing`,
+            params,
+          );
+          await this.billing.billUsage(tx, rows.map((r) => ({ keyId: r.keyId, ref: r.id, model: r.model, amount: r.price })));
+        });
+        for (const r of rows) {
+          if (r.price === 0) continue;
+          const left = (this.pending.get(r.keyId) ?? 0) - r.price;
+          if (left > 0) this.pending.set(r.keyId, left);
+          else this.pending.delete(r.keyId);
+        }
       } catch (err) {
         // Put them back for the next flush rather than lose them.
         this.logger.error({ err: (err as Error).message, rows: rows.length }, 'usage write failed; will retry');

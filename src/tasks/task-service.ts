@@ -122,6 +122,27 @@ export class TaskService {
     return state;
   }
 
+  /**
+   * Where a task's workflow stands, for billing's reconciler: never started, still running,
+   * or closed as completed / failed (a run stopped from outside counts as failed).
+   */
+  async outcome(id: string): Promise<'missing' | 'running' | 'completed' | 'failed'> {
+    let description;
+    try {
+      description = await this.rpc(() => this.client.workflow.getHandle(id).describe());
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return 'missing';
+      throw unavailable(err);
+    }
+    const status = description.status.name;
+    if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return 'running';
+    if (status !== 'COMPLETED') return 'failed';
+    // A video task's memo holds its state (a failed task still completes its workflow);
+    // a character's workflow completes only when the character was made.
+    const memoState = description.memo?.state as TaskState | undefined;
+    return memoState && memoState.status !== 'completed' ? 'failed' : 'completed';
+  }
+
   private remember(id: string, state: TaskState): void {
     if (this.closed.size >= CLOSED_CACHE_MAX) this.closed.delete(this.closed.keys().next().value ?? '');
     this.closed.set(id, state);

@@ -7,7 +7,7 @@
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { SA_STATUS } from '../temporal/search-attributes';
 import type { CharacterSource, CharacterState } from '../tasks/task';
-import { planChannel, upstreamActivities } from './video-task';
+import { planChannel, settleTask, upstreamActivities } from './video-task';
 
 export interface CharacterInput {
   characterId: string;
@@ -20,10 +20,21 @@ export interface CharacterInput {
 }
 
 export async function characterWorkflow(input: CharacterInput): Promise<CharacterState> {
-  const plan = await planChannel({ model: input.model });
-  const { createCharacter, storeProfilePicture } = upstreamActivities(plan);
-  const upstream = await createCharacter({ taskId: workflowInfo().workflowId, channel: plan.channel, source: input.source, name: input.username });
-  const profileKey = await storeProfilePicture({ characterId: input.characterId, channel: plan.channel, upstreamId: upstream.id });
+  const characterId = workflowInfo().workflowId;
+  let made;
+  try {
+    const plan = await planChannel({ model: input.model });
+    const { createCharacter, storeProfilePicture } = upstreamActivities(plan);
+    const upstream = await createCharacter({ taskId: characterId, channel: plan.channel, source: input.source, name: input.username });
+    const profileKey = await storeProfilePicture({ characterId: input.characterId, channel: plan.channel, upstreamId: upstream.id });
+    made = { plan, upstream, profileKey };
+  } catch (err) {
+    // The character could not be made: its charge is refunded before the workflow fails.
+    await settleTask({ taskId: characterId, outcome: 'failed', reason: err instanceof Error ? err.message : 'the character could not be made' });
+    throw err;
+  }
+  const { plan, upstream, profileKey } = made;
+  await settleTask({ taskId: characterId, outcome: 'completed' });
   upsertSearchAttributes([{ key: SA_STATUS, value: 'completed' }]);
   return {
     id: input.characterId,

@@ -18,6 +18,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { BillingActivities } from '../activities/billing-activities';
 import type { VideoActivities } from '../activities/video-activities';
 import { SA_STATUS } from '../temporal/search-attributes';
 import { initialState, type TaskError, type TaskState } from '../tasks/task';
@@ -31,6 +32,15 @@ const NON_RETRYABLE = Object.values(FAILURE_TYPES);
 export const { planChannel } = proxyLocalActivities<VideoActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '500ms', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+/**
+ * Settling the task's charge must happen however long the store is away: retried without a
+ * limit (the workflow waits for it), each attempt short.
+ */
+export const { settleTask } = proxyActivities<BillingActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
 /**
@@ -122,9 +132,11 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       }
       await sleep(plan.pollMs);
       const result = await pollVideo({ channel: plan.channel, jobId });
-      if (result.phase === 'failed') return fail(result.error);
+      if (result.phase === 'failed') return await fail(result.error);
       if (result.phase === 'succeeded') {
         const video = await storeVideo({ taskId: request.taskId, channel: plan.channel, download: result.download });
+        // Settled before the status shows: a client that reads "completed" reads a final balance.
+        await settleTask({ taskId: request.taskId, outcome: 'completed' });
         publish({ status: 'completed', progress: 100, video });
         return state;
       }
@@ -138,10 +150,12 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
   } catch (err) {
     const error = taskErrorOf(err);
     if (!error) throw err;
-    return fail(error);
+    return await fail(error);
   }
 
-  function fail(error: TaskError): TaskState {
+  /** Refunded before the status shows, so "failed" is read together with its refund. */
+  async function fail(error: TaskError): Promise<TaskState> {
+    await settleTask({ taskId: request.taskId, outcome: 'failed', reason: error.message });
     publish({ status: 'failed', error });
     return state;
   }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createLogger } from '../../src/log';
 import { startDevServer } from '../../src/temporal/dev-server';
 import { freePort, waitFor } from './ports';
+import { dropTestDatabases } from './services';
 import { ROOT, TEST_DATA, runNode } from './processes';
 
 declare global {
@@ -21,6 +22,8 @@ export default async function globalSetup(): Promise<void> {
   const cli = path.join(ROOT, '.tools/temporal/bin/temporal');
   if (!fs.existsSync(cli)) throw new Error('the temporal CLI is missing: run `npm test` (it installs it).');
   fs.rmSync(TEST_DATA, { recursive: true, force: true });
+  // Each gateway gets a PostgreSQL database of its own (stack.ts); an earlier run's are dropped.
+  await dropTestDatabases();
   fs.mkdirSync(TEST_DATA, { recursive: true });
 
   const temporal = await startDevServer({

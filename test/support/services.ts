@@ -34,3 +34,51 @@ export async function ensurePostgres(): Promise<string> {
   }
   throw new Error(`PostgreSQL is not reachable at ${POSTGRES_URL} and could not be started`);
 }
+
+/** Every database the e2e gateways make starts with this, so the run's teardown can find (audit) and drop them. */
+export const TEST_DB_PREFIX = 'gwtest_';
+
+/** A fresh PostgreSQL database for one gateway (its keys, balances and ledger); its URL. */
+export async function createTestDatabase(label: string): Promise<string> {
+  const adminUrl = await ensurePostgres();
+  const name = `${TEST_DB_PREFIX}${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name}`);
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+/** The URLs of the e2e gateways' databases left by this (or an earlier) run. */
+export async function testDatabases(): Promise<string[]> {
+  const adminUrl = await ensurePostgres();
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const rows = (await admin.query<{ datname: string }>('select datname from pg_database where datname like $1 order by datname', [`${TEST_DB_PREFIX}%`])).rows;
+    return rows.map((r) => {
+      const url = new URL(adminUrl);
+      url.pathname = `/${r.datname}`;
+      return url.href;
+    });
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function dropTestDatabases(): Promise<void> {
+  const adminUrl = await ensurePostgres();
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    for (const url of await testDatabases()) await admin.query(`drop database if exists ${new URL(url).pathname.slice(1)} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}

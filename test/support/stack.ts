@@ -7,12 +7,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, waitFor } from './ports';
 import { TEST_DATA, runNode, type Child } from './processes';
+import { createTestDatabase } from './services';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
 export interface GatewayOptions {
   /** Extra env for both processes. */
   env?: Record<string, string>;
+  /** Extra env for the worker only (e.g. its DATABASE_URL through a proxy a test can cut). */
+  workerEnv?: Record<string, string>;
   /** Start without a worker (startWorker() later). */
   noWorker?: boolean;
   temporalAddress?: string;
@@ -23,8 +26,15 @@ export interface Gateway {
   simulatorUrl: string;
   taskQueue: string;
   dataDir: string;
-  issueKey(name?: string): Promise<string>;
+  /** The gateway's own PostgreSQL database (API and worker share it, as in a scale-out deployment). */
+  databaseUrl: string;
+  /** Issues a key through the admin API; limits as POST /admin/keys takes them. */
+  issueKey(name?: string, limits?: { quota?: number; rate_limit_rpm?: number; max_concurrent_tasks?: number }): Promise<string>;
+  /** Like issueKey, also returning the key's id. */
+  issueKeyWithId(name?: string, limits?: { quota?: number; rate_limit_rpm?: number; max_concurrent_tasks?: number }): Promise<{ id: string; key: string }>;
   startWorker(): Promise<void>;
+  /** A second API process on the same database and settings (another replica); its URL. */
+  startApiReplica(env?: Record<string, string>): Promise<string>;
   /** SIGKILL: the worker dies mid-step, as in a crash. */
   killWorker(): Promise<void>;
   stop(): Promise<void>;
@@ -44,6 +54,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
   fs.mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
   const taskQueue = `q-${name}`;
+  const databaseUrl = opts.env?.DATABASE_URL ?? (await createTestDatabase(name));
   const env: Record<string, string> = {
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -54,47 +65,64 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     SIMULATOR_URL: simulatorUrl,
     UPSTREAM_POLL_MS: '200',
     FETCH_ALLOW_PRIVATE: 'true',
+    DATABASE_URL: databaseUrl,
     ...opts.env,
   };
   const url = `http://127.0.0.1:${port}`;
   const api = runNode('dist/src/api/server.js', env, `${name}-api`);
+  const replicas: Child[] = [];
   let worker: Child | null = null;
   let workerRuns = 0;
 
   const startWorker = async () => {
     const logName = `${name}-worker-${++workerRuns}`;
-    worker = runNode('dist/src/worker.js', env, logName);
+    worker = runNode('dist/src/worker.js', { ...env, ...opts.workerEnv }, logName);
     const logFile = path.join(TEST_DATA, `${logName}.log`);
     await waitFor('worker running', async () => fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('worker running'), 60_000, 100);
   };
 
-  await waitFor('api listening', async () => {
-    const res = await fetch(`${url}/healthz`);
-    return res.status === 200 || res.status === 503;
-  }, 60_000, 100);
+  const apiUp = (base: string) =>
+    waitFor('api listening', async () => {
+      const res = await fetch(`${base}/healthz`);
+      return res.status === 200 || res.status === 503;
+    }, 60_000, 100);
+  await apiUp(url);
   if (!opts.noWorker) await startWorker();
+
+  const issueKeyWithId: Gateway['issueKeyWithId'] = async (keyName = 'test', limits = {}) => {
+    const res = await fetch(`${url}/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: keyName, ...limits }),
+    });
+    if (res.status !== 201) throw new Error(`issue key: HTTP ${res.status} ${await res.text()}`);
+    return (await res.json()) as { id: string; key: string };
+  };
 
   return {
     url,
     simulatorUrl,
     taskQueue,
     dataDir,
-    async issueKey(keyName = 'test') {
-      const res = await fetch(`${url}/admin/keys`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: keyName }),
-      });
-      if (res.status !== 201) throw new Error(`issue key: HTTP ${res.status} ${await res.text()}`);
-      return ((await res.json()) as { key: string }).key;
+    databaseUrl,
+    async issueKey(keyName, limits) {
+      return (await issueKeyWithId(keyName, limits)).key;
     },
+    issueKeyWithId,
     startWorker,
+    async startApiReplica(extra = {}) {
+      const replicaPort = await freePort();
+      replicas.push(runNode('dist/src/api/server.js', { ...env, ...extra, PORT: String(replicaPort) }, `${name}-api-${replicas.length + 2}`));
+      const replicaUrl = `http://127.0.0.1:${replicaPort}`;
+      await apiUp(replicaUrl);
+      return replicaUrl;
+    },
     async killWorker() {
       await worker?.kill();
       worker = null;
     },
     async stop() {
-      await Promise.all([api.stop(), worker?.stop()]);
+      await Promise.all([api.stop(), worker?.stop(), ...replicas.map((r) => r.stop())]);
     },
   };
 }

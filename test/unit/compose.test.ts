@@ -39,7 +39,7 @@ interface Compose {
 }
 
 const GATEWAY_SERVICES = ['gateway-api', 'gateway-worker'] as const;
-const REQUIRED_SERVICES = ['postgresql', 'temporal', 'temporal-ui', 'gateway-api', 'gateway-worker'];
+const REQUIRED_SERVICES = ['postgresql', 'temporal', 'temporal-ui', 'redis', 'gateway-api', 'gateway-worker'];
 /** Compose-only knobs (they never reach the gateway's environment under their own name). */
 const COMPOSE_ONLY_VARIABLES = new Set(['POSTGRES_PASSWORD', 'GATEWAY_HTTP_PORT']);
 /** What an operator must export before `docker compose up`; everything else has a default. */

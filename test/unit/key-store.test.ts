@@ -5,50 +5,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import type { Db } from '../../src/store/db';
 import { openEmbeddedDb } from '../../src/store/embedded-db';
 import { KeyStore } from '../../src/store/keys';
 import { migrate, MIGRATION_IDS } from '../../src/store/migrations';
-import { openPostgresDb } from '../../src/store/postgres-db';
-import { ensurePostgres } from '../support/services';
+import { BOTH_STORES, type OpenedStore } from '../support/stores';
 
-
-type Opened = { db: Db; cleanup: () => Promise<void> };
-
-async function embedded(): Promise<Opened> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-keys-'));
-  const db = await openEmbeddedDb(path.join(dir, 'db'));
-  return { db, cleanup: async () => (await db.close(), fs.rmSync(dir, { recursive: true, force: true })) };
-}
-
-async function postgres(): Promise<Opened> {
-  const PG_ADMIN_URL = await ensurePostgres();
-  const name = `gw_test_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  const db = await openPostgresDb(url.href);
-  return {
-    db,
-    cleanup: async () => {
-      await db.close();
-      const a = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await a.connect();
-      await a.query(`drop database if exists ${name}`);
-      await a.end();
-    },
-  };
-}
-
-describe.each([
-  ['embedded (PGlite)', embedded],
-  ['PostgreSQL', postgres],
-])('%s', (_name, open) => {
-  let opened: Opened;
+describe.each(BOTH_STORES)('%s', (_name, open) => {
+  let opened: OpenedStore;
   let keys: KeyStore;
   beforeAll(async () => {
     opened = await open();

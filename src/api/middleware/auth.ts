@@ -1,7 +1,9 @@
 import type { Middleware } from 'koa';
+import type { RateLimiter } from '../../limits/rate-limiter';
 import type { KeyStore } from '../../store/keys';
 import { AuthenticationError } from '../errors';
 import type { GatewayState } from '../context';
+import { enforceRateLimit } from './rate-limit';
 
 /** Keys of other providers are recognised by prefix so the caller is told why it failed. */
 const FOREIGN_PREFIXES = ['sk-ant-', 'sk-proj-', 'sk-svcacct-', 'sk-admin-', 'AIza'];
@@ -24,9 +26,10 @@ export async function resolveKey(keys: KeyStore, secret: string | null) {
 }
 
 /** Authorization: Bearer <key>, for the OpenAI-style endpoint families. */
-export function bearerAuth(keys: KeyStore): Middleware<GatewayState> {
+export function bearerAuth(keys: KeyStore, limiter: RateLimiter): Middleware<GatewayState> {
   return async (ctx, next) => {
     ctx.state.apiKey = await resolveKey(keys, bearerToken(ctx.get('authorization')));
+    await enforceRateLimit(ctx, limiter);
     await next();
   };
 }
@@ -35,7 +38,7 @@ export function bearerAuth(keys: KeyStore): Middleware<GatewayState> {
  * x-api-key or Authorization: Bearer (spec 5), for /v1/messages and /v1/models, which
  * Anthropic-style clients call with x-api-key.
  */
-export function anyKeyAuth(keys: KeyStore): Middleware<GatewayState> {
+export function anyKeyAuth(keys: KeyStore, limiter: RateLimiter): Middleware<GatewayState> {
   return async (ctx, next) => {
     const xApiKey = ctx.get('x-api-key').trim();
     const secret = xApiKey !== '' ? xApiKey : bearerToken(ctx.get('authorization'));
@@ -43,6 +46,7 @@ export function anyKeyAuth(keys: KeyStore): Middleware<GatewayState> {
       throw new AuthenticationError("You didn't provide an API key. Send it as 'x-api-key: <API_KEY>' or 'Authorization: Bearer <API_KEY>'.");
     }
     ctx.state.apiKey = await resolveKey(keys, secret);
+    await enforceRateLimit(ctx, limiter);
     await next();
   };
 }

@@ -1,20 +1,52 @@
+import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { TextChannel } from '../../config/channels';
 import type { ChannelHealth } from '../../proxy/channel-health';
+import { auditLedger } from '../../store/audit';
+import { InsufficientBalance, UnknownKey, type BillingStore } from '../../store/billing';
+import type { Db } from '../../store/db';
 import type { ApiKey, KeyStore } from '../../store/keys';
 import type { UsageRecorder } from '../../store/usage';
 import type { GatewayState } from '../context';
-import { NotFoundError } from '../errors';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
+import { ledgerQuery } from '../schemas/ledger-query';
 import { parseOrThrow } from '../schemas/zod-error';
 
-const createKeyBody = z.strictObject({ name: z.string().trim().min(1).max(200) });
+const credits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const rpm = z.number().int().min(1).max(1_000_000).nullable();
+const maxTasks = z.number().int().min(1).max(100_000).nullable();
 
-const keyView = (k: ApiKey) => ({ id: k.id, object: 'api_key', name: k.name, key_hint: k.keyHint, created_at: k.createdAt });
+const createKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  /** Opening balance in credits; absent = unlimited. */
+  quota: credits.optional(),
+  rate_limit_rpm: rpm.optional(),
+  max_concurrent_tasks: maxTasks.optional(),
+});
+const updateKeyBody = z.strictObject({ rate_limit_rpm: rpm.optional(), max_concurrent_tasks: maxTasks.optional() });
+const quotaBody = z.strictObject({
+  delta: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).refine((d) => d !== 0, 'delta must not be 0'),
+  reason: z.string().trim().min(1).max(500).optional(),
+});
+
+/** A key as the admin API shows it: never its secret, with its limits. */
+export const keyView = (k: ApiKey) => ({
+  id: k.id,
+  object: 'api_key',
+  name: k.name,
+  key_hint: k.keyHint,
+  created_at: k.createdAt,
+  unlimited: !k.limited,
+  rate_limit_rpm: k.rateLimitRpm,
+  max_concurrent_tasks: k.maxConcurrentTasks,
+});
 
 export interface AdminDeps {
+  db: Db;
   keys: KeyStore;
+  billing: BillingStore;
   usage: UsageRecorder;
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
@@ -23,18 +55,99 @@ export interface AdminDeps {
 const usageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 /**
- * Behind ADMIN_TOKEN: keys (issue with the secret shown once, list without secrets,
- * revoke), a key's text usage, and the text channels' health.
+ * Behind ADMIN_TOKEN: keys (issue with the secret shown once, list without secrets, limits,
+ * revoke), a key's balance, quota, ledger and text usage, the ledger audit, and the text
+ * channels' health. Views of money flush the usage queued in this process first.
  */
-export function adminRoutes({ keys, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
+export function adminRoutes({ db, keys, billing, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin' });
 
+  /** The key with its balance (null when unlimited), what it has spent and its tasks in flight. */
+  async function keyWithBalance(key: ApiKey) {
+    await usage.flush();
+    const view = await billing.view(key.id);
+    return {
+      ...keyView(key),
+      revoked_at: key.revokedAt,
+      balance: view?.balance ?? null,
+      granted: view?.granted ?? 0,
+      spent: view?.spent ?? 0,
+      tasks_in_flight: view?.tasksInFlight ?? 0,
+    };
+  }
+
+  async function keyOr404(id: string | undefined): Promise<ApiKey> {
+    const key = id ? await keys.get(id) : null;
+    if (!key) throw new NotFoundError(`No key with id '${id}'.`, 'id');
+    return key;
+  }
+
   router.post('/keys', jsonBody(64 * 1024), async (ctx) => {
-    const { name } = parseOrThrow(createKeyBody, ctx.request.body);
-    const issued = await keys.issue(name);
+    const body = parseOrThrow(createKeyBody, ctx.request.body);
+    const issued = await keys.issue(body.name, { quota: body.quota, rateLimitRpm: body.rate_limit_rpm, maxConcurrentTasks: body.max_concurrent_tasks });
     ctx.status = 201;
-    ctx.body = { id: issued.id, name: issued.name, key: issued.key, created_at: issued.createdAt };
-    ctx.state.log.info({ keyId: issued.id }, 'key issued');
+    ctx.body = {
+      id: issued.id,
+      name: issued.name,
+      key: issued.key,
+      created_at: issued.createdAt,
+      balance: body.quota ?? null,
+      rate_limit_rpm: issued.rateLimitRpm,
+      max_concurrent_tasks: issued.maxConcurrentTasks,
+    };
+    ctx.state.log.info({ keyId: issued.id, quota: body.quota ?? 'unlimited' }, 'key issued');
+  });
+
+  router.get('/keys/:id', async (ctx) => {
+    ctx.body = await keyWithBalance(await keyOr404(ctx.params.id));
+  });
+
+  router.patch('/keys/:id', jsonBody(64 * 1024), async (ctx) => {
+    const body = parseOrThrow(updateKeyBody, ctx.request.body);
+    const key = await keys.setLimits(ctx.params.id ?? '', { rateLimitRpm: body.rate_limit_rpm, maxConcurrentTasks: body.max_concurrent_tasks });
+    if (!key) throw new NotFoundError(`No live key with id '${ctx.params.id}'.`, 'id');
+    ctx.body = await keyWithBalance(key);
+    ctx.state.log.info({ keyId: key.id, rpm: key.rateLimitRpm, maxTasks: key.maxConcurrentTasks }, 'key limits changed');
+  });
+
+  /**
+   * Adds (delta > 0) or removes (delta < 0) credits. An Idempotency-Key header makes a retried
+   * call a no-op: the grant's ledger reference is derived from it and unique.
+   */
+  router.post('/keys/:id/quota', jsonBody(64 * 1024), async (ctx) => {
+    const key = await keyOr404(ctx.params.id);
+    const body = parseOrThrow(quotaBody, ctx.request.body);
+    const idempotencyKey = ctx.get('idempotency-key').trim();
+    if (idempotencyKey.length > 200) throw new InvalidRequestError('Idempotency-Key must be at most 200 characters.', 'Idempotency-Key');
+    const ref = idempotencyKey ? `admin:${key.id}:${idempotencyKey}` : `admin:${randomUUID()}`;
+    let balance: number;
+    try {
+      balance = await billing.grant(key.id, body.delta, body.reason ?? (body.delta > 0 ? 'quota added' : 'quota removed'), ref);
+    } catch (err) {
+      if (err instanceof UnknownKey) {
+        throw new ConflictError(`The key '${key.id}' is unlimited; quota applies to keys issued with a "quota".`, 'id', 'key_unlimited');
+      }
+      if (err instanceof InsufficientBalance) {
+        throw new ConflictError(`Cannot remove ${-body.delta} credits: the balance is ${err.balance}.`, 'delta', 'insufficient_balance');
+      }
+      throw err;
+    }
+    ctx.body = { id: key.id, object: 'api_key.quota', balance };
+    ctx.state.log.info({ keyId: key.id, delta: body.delta }, 'quota changed');
+  });
+
+  router.get('/keys/:id/ledger', async (ctx) => {
+    const key = await keyOr404(ctx.params.id);
+    const { limit, before } = parseOrThrow(ledgerQuery, ctx.query);
+    await usage.flush();
+    const data = await billing.ledger(key.id, limit, before);
+    ctx.body = { object: 'list', key_id: key.id, data, has_more: data.length === limit };
+  });
+
+  /** The ledger audit of `npm run audit:ledger`, for a running gateway (the embedded store has one owner). */
+  router.get('/audit', async (ctx) => {
+    await usage.flush();
+    ctx.body = await auditLedger(db);
   });
 
   router.get('/keys', async (ctx) => {
@@ -48,8 +161,7 @@ export function adminRoutes({ keys, usage, textChannels, channelHealth }: AdminD
   });
 
   router.get('/keys/:id/usage', async (ctx) => {
-    const key = (await keys.list()).find((k) => k.id === ctx.params.id);
-    if (!key) throw new NotFoundError(`No key with id '${ctx.params.id}'.`, 'id');
+    const key = await keyOr404(ctx.params.id);
     const { limit } = parseOrThrow(usageQuery, ctx.query);
     ctx.body = { object: 'usage', key_id: key.id, totals: await usage.totals(key.id), recent: await usage.recent(key.id, limit) };
   });

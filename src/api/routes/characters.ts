@@ -32,7 +32,7 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       source = { kind: 'task' as const, taskId: task.id, videoKey: video.key, timestamps: body.timestamps };
     }
     const username = newCharacterUsername();
-    const character = await deps.characters.create({
+    const character = await deps.paid.createCharacter({
       characterId: `char_${username}`,
       username,
       ownerId,

@@ -90,7 +90,7 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
       seconds: model.durations?.[0],
       cast: await castFromPrompt(prompt, ownerId, deps.characters),
     });
-    const started = await deps.tasks.start(request);
+    const started = await deps.paid.start(request);
     ctx.state.log.info({ taskId: started.id, model: model.id, stream: body.stream === true }, 'task created');
 
     const chunk: ChunkContext = { id: `chatcmpl-${started.id.replace(/[^a-z0-9]/gi, '')}`, created: started.createdAt, model: model.id };

@@ -3,6 +3,7 @@ import { findVideoModel } from '../../catalog/models';
 import { isNativeTextModel, isResponsesOnlyModel, NATIVE_TEXT_MODELS, RESPONSES_API_HINT } from '../../catalog/text-models';
 import type { Config } from '../../config/env';
 import { chatProtocol, messagesProtocol } from '../../proxy/protocols';
+import type { RateLimiter } from '../../limits/rate-limiter';
 import type { KeyStore } from '../../store/keys';
 import type { GatewayState } from '../context';
 import { InvalidRequestError } from '../errors';
@@ -16,6 +17,7 @@ import { answerFromUpstream, textChannelsFor, type TextRouteDeps } from '../text
 export interface MessagesRouteDeps extends TextRouteDeps {
   config: Config;
   keys: KeyStore;
+  limiter: RateLimiter;
 }
 
 /** Which model names /v1/messages refuses, and where each one belongs instead. */
@@ -43,7 +45,7 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const limit = deps.config.env.MAX_JSON_BODY_BYTES;
 
-  router.post('/v1/messages', anthropicErrors(limit), anyKeyAuth(deps.keys), jsonBody(limit), async (ctx) => {
+  router.post('/v1/messages', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter), jsonBody(limit), async (ctx) => {
     const raw = ctx.request.body as { model?: unknown } | null;
     if (raw && typeof raw === 'object' && typeof raw.model === 'string') refuseNonNative(raw.model, deps);
     const body = parseOrThrow(messagesBody, raw);

@@ -4,6 +4,7 @@ import { channelsFor, type TextChannel, type VideoChannel } from '../../config/c
 import type { KeyStore } from '../../store/keys';
 import type { GatewayState } from '../context';
 import { NotFoundError } from '../errors';
+import type { RateLimiter } from '../../limits/rate-limiter';
 import { anyKeyAuth } from '../middleware/auth';
 
 export interface ModelEntry {
@@ -46,10 +47,10 @@ export function modelCatalog(video: readonly VideoChannel[], text: readonly Text
  * alongside (has_more, first_id, last_id, type, display_name, created_at). Keys carry no
  * model restrictions, so every key may call every model listed.
  */
-export function modelRoutes(deps: { keys: KeyStore; channels: readonly VideoChannel[]; textChannels: readonly TextChannel[] }): Router<GatewayState> {
+export function modelRoutes(deps: { keys: KeyStore; limiter: RateLimiter; channels: readonly VideoChannel[]; textChannels: readonly TextChannel[] }): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const catalog = modelCatalog(deps.channels, deps.textChannels, Math.floor(Date.now() / 1000));
-  const auth = anyKeyAuth(deps.keys);
+  const auth = anyKeyAuth(deps.keys, deps.limiter);
 
   router.get('/v1/models', auth, (ctx) => {
     ctx.body = { object: 'list', data: catalog, has_more: false, first_id: catalog[0]?.id ?? null, last_id: catalog.at(-1)?.id ?? null };

@@ -6,6 +6,7 @@ import { newTaskId, isTaskIdShape } from '../../catalog/task-id';
 import type { BlobStore } from '../../storage/blob-store';
 import type { UrlSigner } from '../../storage/signed-url';
 import type { CharacterService } from '../../tasks/character-service';
+import type { PaidTasks } from '../../tasks/paid-tasks';
 import type { TaskService } from '../../tasks/task-service';
 import type { GatewayState } from '../context';
 import { InvalidRequestError, NotFoundError } from '../errors';
@@ -21,6 +22,8 @@ export interface VideoRouteDeps {
   channels: readonly VideoChannel[];
   characters: CharacterService;
   tasks: TaskService;
+  /** Starts what costs credits: video, remix and character tasks. */
+  paid: PaidTasks;
   blobs: BlobStore;
   signer: UrlSigner;
 }
@@ -58,7 +61,7 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       character: body.character_url ? { kind: 'url', url: body.character_url, timestamps: body.character_timestamps } : undefined,
       cast: model.family === 'motion' ? await castFromPrompt(body.prompt, ownerId, deps.characters) : undefined,
     });
-    const state = await startTask(deps.tasks, deps.blobs, request);
+    const state = await startTask(deps.paid, deps.blobs, request);
     ctx.state.log.info({ taskId, model: model.id }, 'task created');
     ctx.body = videoCreateView(state);
   });

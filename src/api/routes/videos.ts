@@ -60,7 +60,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       metadata: fields.metadata,
       cast,
     });
-    const state = await startTask(deps.tasks, deps.blobs, request);
+    const state = await startTask(deps.paid, deps.blobs, request);
     ctx.state.log.info({ taskId, model: model.id }, 'task created');
     // Extension: a character saved to the library is named in the answer, so it can be cast later.
     ctx.body = saved ? { ...videoObjectCreateView(state), character: { id: saved.id, username: saved.username } } : videoObjectCreateView(state);
@@ -92,7 +92,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       seconds: source.seconds,
       remixOf: { taskId: source.id, channel: source.upstream.channel, jobId: source.upstream.jobId },
     });
-    const state = await deps.tasks.start(request);
+    const state = await deps.paid.start(request);
     ctx.state.log.info({ taskId: state.id, remixOf: source.id }, 'remix created');
     ctx.body = videoRemixView(state);
   });
@@ -141,7 +141,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       character.selfPortrait = fields.character_create.create_self_portrait;
       if (fields.character_create.save_to_library) {
         const username = newCharacterUsername();
-        saved = await deps.characters.create({ characterId: `char_${username}`, username, ownerId, source: character, model: model.id, createdAt: Date.now() });
+        saved = await deps.paid.createCharacter({ characterId: `char_${username}`, username, ownerId, source: character, model: model.id, createdAt: Date.now() });
         cast = mergeCast(cast, { channel: saved.channel, characterIds: [saved.upstreamId] });
         character = undefined;
       }

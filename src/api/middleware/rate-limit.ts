@@ -1,0 +1,31 @@
+import type { ParameterizedContext } from 'koa';
+import type { RateLimiter } from '../../limits/rate-limiter';
+import type { GatewayState } from '../context';
+import { RateLimitedError } from '../errors';
+
+/**
+ * The key's requests-per-minute limit. Called by the authentication middleware itself, so
+ * no endpoint family that takes a key (video, videos, chat, messages, models, characters)
+ * can skip it. Answers carry OpenAI's x-ratelimit-* headers so clients can pace themselves;
+ * a refusal is a 429 with Retry-After, in the shape of the family's error middleware.
+ */
+export async function enforceRateLimit(ctx: ParameterizedContext<GatewayState>, limiter: RateLimiter): Promise<void> {
+  const key = ctx.state.apiKey;
+  if (key?.rateLimitRpm) {
+    const decision = await limiter.take(key.id, key.rateLimitRpm);
+    const headers = {
+      'x-ratelimit-limit-requests': String(decision.limit),
+      'x-ratelimit-remaining-requests': String(decision.remaining),
+      'x-ratelimit-reset-requests': `${Math.max(0, Math.ceil(decision.resetSeconds))}s`,
+    };
+    if (!decision.allowed) {
+      throw new RateLimitedError(
+        `Rate limit reached: this key may make ${decision.limit} requests per minute. Retry after ${Math.ceil(decision.retryAfterSeconds)} s.`,
+        decision.retryAfterSeconds,
+        'rate_limit_exceeded',
+        headers,
+      );
+    }
+    ctx.set(headers);
+  }
+}

@@ -1,0 +1,15 @@
+import type { Logger } from 'pino';
+import { LocalRateLimiter, type RateLimiter } from './rate-limiter';
+import { RedisRateLimiter } from './redis-rate-limiter';
+
+/**
+ * Redis when REDIS_URL is set, so every replica draws from one bucket per key; in-process
+ * otherwise, which is exact for a single process. Kept apart from rate-limiter.ts so that file
+ * does not import the Redis one (which imports it).
+ */
+export function createRateLimiter(redisUrl: string | undefined, logger: Logger): RateLimiter {
+  const url = redisUrl?.trim();
+  if (!url) return new LocalRateLimiter();
+  logger.info('rate limiter: shared through Redis');
+  return new RedisRateLimiter(url, logger);
+}

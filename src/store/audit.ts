@@ -1,0 +1,64 @@
+/**
+ * `npm run audit:ledger`: recomputes every balance from its ledger and checks each paid task's
+ * entries against its billing state; prints the mismatches and exits 1 when there are any.
+ * Reads the store the gateway is configured with (DATABASE_URL, or the embedded store in
+ * DATA_DIR, which only one process may open: stop the gateway or use GET /admin/audit).
+ */
+import type { Sql } from './db';
+
+export interface AuditMismatch {
+  key_id: string;
+  /** What is wrong, in words. */
+  problem: string;
+  ref?: string;
+  expected?: number;
+  actual?: number;
+}
+
+export interface AuditReport {
+  object: 'ledger_audit';
+  keys: number;
+  entries: number;
+  tasks: number;
+  mismatches: AuditMismatch[];
+}
+
+const num = (v: string | number | null | undefined): number => Number(v ?? 0);
+
+export async function auditLedger(db: Sql): Promise<AuditReport> {
+  const balances = await db.query<{ id: string; balance: string | number; ledger: string | number; entries: string | number }>(
+    `select k.id, k.balance, coalesce(sum(l.amount), 0) as ledger, count(l.id) as entries
+     from api_keys k left join ledger_entries l on l.key_id = k.id group by k.id, k.balance order by k.id`,
+  );
+  const mismatches: AuditMismatch[] = [];
+  for (const b of balances) {
+    if (num(b.balance) !== num(b.ledger)) {
+      mismatches.push({ key_id: b.id, problem: 'balance differs from the sum of its ledger', expected: num(b.ledger), actual: num(b.balance) });
+    }
+  }
+  // Each paid task: exactly one charge of its price; a refund (of the same amount) exactly
+  // when its state is refunded. The unique (kind, ref) makes "more than one" impossible, so
+  // what can go wrong is a missing or extra entry and a wrong amount.
+  const tasks = await db.query<{ task_id: string; key_id: string; amount: string | number; state: string; charged: string | number | null; refunded: string | number | null }>(
+    `select t.task_id, t.key_id, t.amount, t.state,
+            (select sum(amount) from ledger_entries where kind = 'charge' and ref = t.task_id) as charged,
+            (select sum(amount) from ledger_entries where kind = 'refund' and ref = t.task_id) as refunded
+     from billed_tasks t`,
+  );
+  for (const t of tasks) {
+    if (t.charged === null || num(t.charged) !== -num(t.amount)) {
+      mismatches.push({ key_id: t.key_id, ref: t.task_id, problem: 'task charge missing or of the wrong amount', expected: -num(t.amount), actual: t.charged === null ? undefined : num(t.charged) });
+    }
+    const wantRefund = t.state === 'refunded';
+    if (wantRefund !== (t.refunded !== null) || (wantRefund && num(t.refunded) !== num(t.amount))) {
+      mismatches.push({ key_id: t.key_id, ref: t.task_id, problem: `task is ${t.state} but its refund is ${t.refunded === null ? 'missing' : num(t.refunded)}`, expected: wantRefund ? num(t.amount) : 0, actual: num(t.refunded) });
+    }
+  }
+  const orphans = await db.query<{ key_id: string; ref: string; kind: string }>(
+    `select l.key_id, l.ref, l.kind from ledger_entries l
+     where l.kind in ('charge', 'refund') and not exists (select 1 from billed_tasks t where t.task_id = l.ref)`,
+  );
+  for (const o of orphans) mismatches.push({ key_id: o.key_id, ref: o.ref, problem: `${o.kind} with no paid task` });
+  const entries = balances.reduce((n, b) => n + num(b.entries), 0);
+  return { object: 'ledger_audit', keys: balances.length, entries, tasks: tasks.length, mismatches };
+}

@@ -1,0 +1,99 @@
+/**
+ * Tasks that cost credits: the charge is written before anything is started (so a key whose
+ * balance is short gets 402 with nothing made), then the workflow starts, and the workflow
+ * settles the charge when it ends (completed: it stands; failed: refunded once).
+ *
+ * A charge is never left without its task: when the start is refused for sure (the workflow
+ * does not exist) the charge is refunded at once; when Temporal cannot say (it is down), the
+ * reconciler refunds it once it can see the workflow never started.
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { characterPrice, videoTaskPrice, type PriceTable } from '../catalog/prices';
+import { InsufficientQuotaError, RateLimitedError } from '../api/errors';
+import { InsufficientBalance, TooManyTasksInFlight, type BillingStore, type TaskCharge } from '../store/billing';
+import type { CharacterInput } from '../workflows/character';
+import type { CharacterService } from './character-service';
+import type { TaskService } from './task-service';
+import type { CharacterState, TaskRequest, TaskState } from './task';
+
+/** Seconds a client told "too many tasks in flight" waits before trying again. */
+const TASKS_IN_FLIGHT_RETRY_SECONDS = 10;
+
+export class PaidTasks {
+  constructor(
+    private readonly tasks: TaskService,
+    private readonly characters: CharacterService,
+    private readonly billing: BillingStore,
+    private readonly prices: PriceTable,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Charges and starts a video (or remix) task. */
+  async start(request: TaskRequest): Promise<TaskState> {
+    const amount = videoTaskPrice(this.prices, {
+      model: request.model,
+      seconds: request.seconds,
+      size: request.size,
+      enableUpsample: request.enableUpsample,
+      remix: request.remixOf !== undefined,
+    });
+    await this.charge({ keyId: request.ownerId, taskId: request.taskId, kind: 'video', model: request.model, amount });
+    try {
+      return await this.tasks.start(request);
+    } catch (err) {
+      await this.refundIfNeverStarted(request.taskId, err);
+      throw err;
+    }
+  }
+
+  /** Charges for a character and makes it (the workflow refunds it if it cannot be made). */
+  async createCharacter(input: CharacterInput): Promise<CharacterState> {
+    const amount = characterPrice(this.prices);
+    await this.charge({ keyId: input.ownerId, taskId: input.characterId, kind: 'character', model: 'character', amount });
+    try {
+      return await this.characters.create(input);
+    } catch (err) {
+      await this.refundIfNeverStarted(input.characterId, err);
+      throw err;
+    }
+  }
+
+  private async charge(charge: TaskCharge): Promise<void> {
+    try {
+      await this.billing.chargeTask(charge);
+    } catch (err) {
+      if (err instanceof InsufficientBalance) {
+        throw new InsufficientQuotaError(
+          `This ${charge.kind === 'video' ? `${charge.model} task` : 'character'} costs ${charge.amount} credits and the key's balance is ${err.balance}. ` +
+            'Ask the gateway operator to add quota (POST /admin/keys/{id}/quota).',
+        );
+      }
+      if (err instanceof TooManyTasksInFlight) {
+        throw new RateLimitedError(
+          `This key already has ${err.limit} video tasks in flight, its limit. Retry once one of them has finished.`,
+          TASKS_IN_FLIGHT_RETRY_SECONDS,
+          'too_many_tasks',
+        );
+      }
+      throw err;
+    }
+  }
+
+  private async refundIfNeverStarted(taskId: string, startError: unknown): Promise<void> {
+    // Already started means the task exists (a repeated id): its charge belongs to it.
+    if (startError instanceof WorkflowExecutionAlreadyStartedError) return;
+    let outcome: Awaited<ReturnType<TaskService['outcome']>> | 'unknown';
+    try {
+      outcome = await this.tasks.outcome(taskId);
+    } catch {
+      outcome = 'unknown';
+    }
+    if (outcome === 'missing') {
+      await this.billing.refundTask(taskId, 'the task could not be started');
+      this.logger.info({ taskId }, 'start refused; charge refunded');
+    } else if (outcome === 'unknown') {
+      this.logger.warn({ taskId }, 'start failed and Temporal cannot say whether the task exists; the billing reconciler settles its charge');
+    }
+  }
+}

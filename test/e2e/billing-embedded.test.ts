@@ -1,0 +1,99 @@
+/**
+ * Billing on the embedded store (`npm start`'s process: PGlite, in-process worker and
+ * in-process rate limits): the same exactness as on PostgreSQL (billing.test.ts) for the
+ * concurrent-create race, the failed-task refund, a restart mid-task and the SDKs' 402/429.
+ * The run's teardown audits this store with `npm run audit:ledger`'s program.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Anthropic, { PaymentRequiredError, RateLimitError } from '@anthropic-ai/sdk';
+import { DEFAULT_PRICES, videoTaskPrice } from '../../src/catalog/prices';
+import { auditMismatches, balanceOf, taskEntries } from '../support/billing';
+import { call, createTask, queryTask, waitForTerminal } from '../support/client';
+import { freePort, waitFor } from '../support/ports';
+import { runNode, TEST_DATA, type Child } from '../support/processes';
+import { ADMIN_TOKEN, e2eEnv } from '../support/stack';
+
+const FAST = videoTaskPrice(DEFAULT_PRICES, { model: 'vidgen3-fast' });
+const dataDir = path.join(TEST_DATA, 'billing-embedded');
+let env: Record<string, string>;
+let main: Child | null = null;
+let base: string;
+let run = 0;
+
+async function startMain(): Promise<void> {
+  const logName = `billing-embedded-${++run}`;
+  main = runNode('dist/src/main.js', env, logName);
+  const logFile = path.join(TEST_DATA, `${logName}.log`);
+  await waitFor('banner', async () => fs.existsSync(logFile) && fs.readFileSync(logFile, 'utf8').includes('Try it:'), 90_000, 200);
+}
+
+async function issue(limits: Record<string, number>): Promise<{ id: string; key: string }> {
+  const res = await call<{ id: string; key: string }>(`${base}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, json: { name: 'embedded', ...limits } });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+beforeAll(async () => {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  const port = await freePort();
+  env = {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    ADMIN_TOKEN,
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    SIMULATOR_URL: e2eEnv().simulatorUrl,
+    UPSTREAM_POLL_MS: '200',
+    DATABASE_URL: '',
+    REDIS_URL: '',
+  };
+  base = `http://127.0.0.1:${port}`;
+  await startMain();
+}, 120_000);
+
+afterAll(async () => {
+  if (main) expect(await auditMismatches(base)).toEqual([]);
+  await main?.stop(20_000);
+}, 120_000);
+
+test('50 concurrent creates on a quota for 5: exactly 5 accepted, 45 get 402, balance exactly 0', async () => {
+  const { id, key } = await issue({ quota: 5 * FAST });
+  const results = await Promise.all(Array.from({ length: 50 }, (_, i) => call<{ id: string }>(`${base}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: `embedded race ${i} [sim:ms=300]` } })));
+  expect(results.filter((r) => r.status === 200)).toHaveLength(5);
+  expect(results.filter((r) => r.status === 402)).toHaveLength(45);
+  expect(await balanceOf(base, id)).toBe(0);
+  for (const r of results.filter((x) => x.status === 200)) expect((await waitForTerminal(base, key, r.body.id)).final.status).toBe('completed');
+  expect(await balanceOf(base, id)).toBe(0);
+});
+
+test('a task whose upstream job fails: balance restored exactly', async () => {
+  const { id, key } = await issue({ quota: FAST });
+  const task = await createTask(base, key, { model: 'vidgen3-fast', prompt: 'embedded doom [sim:fail] [sim:ms=300]' });
+  expect(await balanceOf(base, id)).toBe(0);
+  expect((await waitForTerminal(base, key, task.id)).final.status).toBe('failed');
+  expect(await balanceOf(base, id)).toBe(FAST);
+  expect(await taskEntries(base, id, task.id)).toEqual([`charge:${-FAST}`, `refund:${FAST}`]);
+});
+
+test('402 and 429 through the Anthropic SDK (in-process rate limit)', async () => {
+  const broke = await issue({ quota: 0 });
+  const client = new Anthropic({ apiKey: broke.key, baseURL: base, maxRetries: 0 });
+  const ask = () => client.messages.create({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+  await expect(ask()).rejects.toBeInstanceOf(PaymentRequiredError);
+  const limited = await issue({ rate_limit_rpm: 1 });
+  const limitedClient = new Anthropic({ apiKey: limited.key, baseURL: base, maxRetries: 0 });
+  await limitedClient.messages.create({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+  await expect(limitedClient.messages.create({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(RateLimitError);
+});
+
+test('a restart mid-task: the task completes after it, charged exactly once', async () => {
+  const { id, key } = await issue({ quota: 2 * FAST });
+  const task = await createTask(base, key, { model: 'vidgen3-fast', prompt: 'embedded restart [sim:ms=4000]' });
+  await waitFor('processing', async () => (await queryTask(base, key, task.id)).body.status === 'processing', 20_000);
+  expect(await main!.stop(20_000)).toBe(0);
+  await startMain();
+  expect((await waitForTerminal(base, key, task.id, 90_000)).final.status).toBe('completed');
+  expect(await taskEntries(base, id, task.id)).toEqual([`charge:${-FAST}`]);
+  expect(await balanceOf(base, id)).toBe(FAST);
+});
