@@ -5,6 +5,7 @@ import type { TextChannel, VideoChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
 import type { ProxyLimits } from '../proxy/text-proxy';
 import type { RateLimiter } from '../limits/rate-limiter';
+import type { BalanceCache } from '../store/balance-cache';
 import type { BillingStore } from '../store/billing';
 import type { Db } from '../store/db';
 import type { UsageRecorder } from '../store/usage';
@@ -39,6 +40,7 @@ export interface ApiDeps {
   usage: UsageRecorder;
   db: Db;
   billing: BillingStore;
+  balances: BalanceCache;
   paid: PaidTasks;
   limiter: RateLimiter;
   textLimits: ProxyLimits;

@@ -11,6 +11,7 @@ import { ChannelHealth } from '../proxy/channel-health';
 import { UsageRecorder } from '../store/usage';
 import { loadPrices } from '../config/prices';
 import { createRateLimiter } from '../limits/create-rate-limiter';
+import { BalanceCache } from '../store/balance-cache';
 import { BillingStore } from '../store/billing';
 import { startBillingReconciler } from '../tasks/billing-reconciler';
 import { PaidTasks } from '../tasks/paid-tasks';
@@ -27,6 +28,9 @@ import { CharacterService } from '../tasks/character-service';
 import { TaskService } from '../tasks/task-service';
 import { createApp } from './app';
 import { createHealthProbe } from './health';
+
+/** How stale the balance a text request is checked against may be (see BalanceCache). */
+const BALANCE_CACHE_MS = 1000;
 
 export interface ApiServer {
   url: string;
@@ -64,6 +68,8 @@ export async function startApiServer(opts: {
   const prices = loadPrices(env.PRICES_FILE);
   const billing = new BillingStore(db);
   const usage = new UsageRecorder(db, env.USAGE_FLUSH_MS, logger, billing, prices);
+  const balances = new BalanceCache(billing, BALANCE_CACHE_MS);
+  usage.onBilled((keyId, amount) => balances.billed(keyId, amount));
   const limiter = createRateLimiter(env.REDIS_URL, logger);
   const reconciler = startBillingReconciler(
     billing,
@@ -75,6 +81,7 @@ export async function startApiServer(opts: {
   const app = createApp({
     db,
     billing,
+    balances,
     limiter,
     paid: new PaidTasks(tasks, characters, billing, prices, logger),
     config,

@@ -2,7 +2,7 @@ import type { ParameterizedContext } from 'koa';
 import { channelsFor, type TextChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
 import { ClientGoneError, proxyText, type ProxyLimits, type TextProtocol } from '../proxy/text-proxy';
-import type { BillingStore } from '../store/billing';
+import type { BalanceCache } from '../store/balance-cache';
 import type { UsageRecorder } from '../store/usage';
 import type { GatewayState } from './context';
 import { InsufficientQuotaError } from './errors';
@@ -11,7 +11,8 @@ export interface TextRouteDeps {
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
   usage: UsageRecorder;
-  billing: BillingStore;
+  /** Balances for the "anything left" check before a text call. */
+  balances: BalanceCache;
   textLimits: ProxyLimits;
 }
 
@@ -77,12 +78,12 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
 
 /**
  * A text answer's price is known only afterwards, so the check before the upstream call is
- * "anything left": the stored balance less this process's usage not yet written. A key may
- * end slightly below zero by its last answers; its next request is refused.
+ * "anything left": the balance (BalanceCache: re-read at most every second) less this
+ * process's usage not yet written. A key may end slightly below zero by its last answers; its
+ * next request is refused.
  */
 async function requireBalance(deps: TextRouteDeps, keyId: string): Promise<void> {
-  const stored = await deps.billing.balance(keyId);
-  const left = (stored?.balance ?? 0) - deps.usage.pendingFor(keyId);
+  const left = (await deps.balances.balance(keyId)) - deps.usage.pendingFor(keyId);
   if (left <= 0) {
     throw new InsufficientQuotaError(`The key's balance is ${left} credits, so it cannot pay for this request. Ask the gateway operator to add quota (POST /admin/keys/{id}/quota).`);
   }

@@ -27,8 +27,12 @@ const num = (v: string | number | null | undefined): number => Number(v ?? 0);
 
 export async function auditLedger(db: Sql): Promise<AuditReport> {
   const balances = await db.query<{ id: string; balance: string | number; ledger: string | number; entries: string | number }>(
-    `select k.id, k.balance, coalesce(sum(l.amount), 0) as ledger, count(l.id) as entries
-     from api_keys k left join ledger_entries l on l.key_id = k.id group by k.id, k.balance order by k.id`,
+    `select k.id, k.balance,
+            (select coalesce(sum(amount), 0) from ledger_entries where key_id = k.id)
+              - (select coalesce(sum(price), 0) from usage_records where key_id = k.id) as ledger,
+            (select count(*) from ledger_entries where key_id = k.id)
+              + (select count(*) from usage_records where key_id = k.id and price > 0) as entries
+     from api_keys k order by k.id`,
   );
   const mismatches: AuditMismatch[] = [];
   for (const b of balances) {
@@ -52,6 +56,16 @@ export async function auditLedger(db: Sql): Promise<AuditReport> {
     const wantRefund = t.state === 'refunded';
     if (wantRefund !== (t.refunded !== null) || (wantRefund && num(t.refunded) !== num(t.amount))) {
       mismatches.push({ key_id: t.key_id, ref: t.task_id, problem: `task is ${t.state} but its refund is ${t.refunded === null ? 'missing' : num(t.refunded)}`, expected: wantRefund ? num(t.amount) : 0, actual: num(t.refunded) });
+    }
+  }
+  const counters = await db.query<{ id: string; tasks_in_flight: number; running: number }>(
+    `select k.id, k.tasks_in_flight,
+            (select count(*)::int from billed_tasks t where t.key_id = k.id and t.kind = 'video' and t.state = 'running') as running
+     from api_keys k`,
+  );
+  for (const c of counters) {
+    if (c.tasks_in_flight !== c.running) {
+      mismatches.push({ key_id: c.id, problem: 'tasks in flight counter differs from the running paid tasks', expected: c.running, actual: c.tasks_in_flight });
     }
   }
   const orphans = await db.query<{ key_id: string; ref: string; kind: string }>(

@@ -9,8 +9,14 @@ import type { Db, Sql } from './db';
 export type LedgerKind = 'grant' | 'charge' | 'refund' | 'usage';
 export type BilledTaskKind = 'video' | 'character';
 
+/**
+ * One movement. The ledger is ledger_entries (grants, task charges and refunds) together with
+ * the priced usage records (kind usage, ref = the record's id), which are written in the
+ * transaction that bills them.
+ */
 export interface LedgerEntryView {
-  id: number;
+  /** `le_<n>` for grants, charges and refunds; the usage record's id (`use_...`) for usage. */
+  id: string;
   object: 'ledger_entry';
   kind: LedgerKind;
   /** Credits: positive adds to the balance, negative takes from it. */
@@ -39,14 +45,6 @@ export interface TaskCharge {
   amount: number;
 }
 
-export interface UsageCharge {
-  keyId: string;
-  /** The usage record's id: one usage entry per record. */
-  ref: string;
-  model: string;
-  amount: number;
-}
-
 /** The key's balance does not cover the price. */
 export class InsufficientBalance extends Error {
   constructor(
@@ -66,6 +64,9 @@ export class TooManyTasksInFlight extends Error {
 
 export class UnknownKey extends Error {}
 
+/** Quota applies only to keys issued with one. */
+export class UnlimitedKey extends Error {}
+
 interface KeyBillingRow {
   limited: boolean;
   balance: string | number;
@@ -78,58 +79,85 @@ export class BillingStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Charges a task before anything is started for it. Under the key's row lock: the
-   * in-flight count and the balance are checked and the charge written in one transaction,
-   * so 50 concurrent creates on a quota for 5 accept exactly 5. Charging a task id again is a
-   * no-op ('already'), which makes the charge idempotent by task id.
+   * Charges a task before anything is started for it, in ONE statement: the key's row is
+   * locked, the balance and the tasks in flight (a counter on the same row) are checked on its
+   * latest version, and the task row, its ledger entry and the new balance are written. The row
+   * lock is held only while that statement runs, not across round trips, so concurrent creates
+   * of one key queue for microseconds, and 50 of them on a quota for 5 accept exactly 5.
+   * Charging a task id again changes nothing ('already'): the charge is idempotent by task id.
    */
   async chargeTask(charge: TaskCharge): Promise<'charged' | 'already'> {
-    return this.db.transaction(async (tx) => {
-      const key = await lockKey(tx, charge.keyId);
-      const [existing] = await tx.query('select 1 from billed_tasks where task_id = $1', [charge.taskId]);
-      if (existing) return 'already';
-      if (charge.kind === 'video' && key.max_concurrent_tasks !== null) {
-        const [row] = await tx.query<{ n: number }>(
-          "select count(*)::int as n from billed_tasks where key_id = $1 and kind = 'video' and state = 'running'",
-          [charge.keyId],
-        );
-        if ((row?.n ?? 0) >= key.max_concurrent_tasks) throw new TooManyTasksInFlight(key.max_concurrent_tasks);
-      }
-      if (key.limited && num(key.balance) < charge.amount) throw new InsufficientBalance(num(key.balance), charge.amount);
-      await tx.query(
-        "insert into billed_tasks (task_id, key_id, kind, model, amount, state) values ($1, $2, $3, $4, $5, 'running')",
-        [charge.taskId, charge.keyId, charge.kind, charge.model, charge.amount],
-      );
-      await move(tx, charge.keyId, 'charge', -charge.amount, charge.taskId, `${charge.kind} task`, charge.model);
-      return 'charged';
-    });
+    const [row] = await this.db.query<{ limited: boolean; balance: string | number; max_concurrent_tasks: number | null; allowed: boolean; charged: boolean }>(
+      `with key as (
+         select id, limited, balance, max_concurrent_tasks, tasks_in_flight from api_keys where id = $2 for update
+       ), allowed as (
+         select id from key
+         where (not limited or balance >= $5::bigint)
+           and ($3 <> 'video' or max_concurrent_tasks is null or tasks_in_flight < max_concurrent_tasks)
+       ), task as (
+         insert into billed_tasks (task_id, key_id, kind, model, amount, state)
+         select $1, id, $3, $4, $5::bigint, 'running' from allowed
+         on conflict (task_id) do nothing returning task_id
+       ), entry as (
+         insert into ledger_entries (key_id, kind, amount, ref, reason, model)
+         select $2, 'charge', -$5::bigint, task_id, $6, $4 from task
+         on conflict (kind, ref) do nothing returning amount
+       ), moved as (
+         update api_keys set balance = balance + (select amount from entry),
+                             tasks_in_flight = tasks_in_flight + (case when $3 = 'video' then 1 else 0 end)
+         where id = $2 and exists (select 1 from entry) returning id
+       )
+       select k.limited, k.balance, k.max_concurrent_tasks,
+              exists (select 1 from allowed) as allowed, exists (select 1 from moved) as charged
+       from key k`,
+      [charge.taskId, charge.keyId, charge.kind, charge.model, charge.amount, `${charge.kind} task`],
+    );
+    if (!row) throw new UnknownKey(`no key ${charge.keyId}`);
+    if (row.charged) return 'charged';
+    // Refused, unless this task id was charged before (then the earlier charge stands).
+    if (row.allowed || (await this.db.query('select 1 from billed_tasks where task_id = $1', [charge.taskId])).length > 0) return 'already';
+    if (row.limited && num(row.balance) < charge.amount) throw new InsufficientBalance(num(row.balance), charge.amount);
+    throw new TooManyTasksInFlight(row.max_concurrent_tasks ?? 0);
   }
 
   /**
    * Refunds a running task's charge, once: the state change running -> refunded is the
    * guard, so a second call (an activity retried, the reconciler racing the workflow) finds
-   * nothing to do. A completed task is never refunded. True when this call refunded.
+   * nothing to do. A completed task is never refunded. One statement, like the charge. True
+   * when this call refunded.
    */
   async refundTask(taskId: string, reason: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const [task] = await tx.query<{ key_id: string; amount: string | number; model: string }>(
-        "update billed_tasks set state = 'refunded', settled_at = now() where task_id = $1 and state = 'running' returning key_id, amount, model",
-        [taskId],
-      );
-      if (!task) return false;
-      await lockKey(tx, task.key_id);
-      await move(tx, task.key_id, 'refund', num(task.amount), taskId, reason, task.model);
-      return true;
-    });
+    const [row] = await this.db.query<{ refunded: boolean }>(
+      `with task as (
+         update billed_tasks set state = 'refunded', settled_at = now() where task_id = $1 and state = 'running'
+         returning key_id, amount, model, kind
+       ), entry as (
+         insert into ledger_entries (key_id, kind, amount, ref, reason, model)
+         select key_id, 'refund', amount, $1, $2, model from task
+         on conflict (kind, ref) do nothing returning key_id, amount
+       ), moved as (
+         update api_keys k set balance = k.balance + entry.amount,
+                               tasks_in_flight = k.tasks_in_flight - (case when task.kind = 'video' then 1 else 0 end)
+         from entry, task where k.id = entry.key_id returning k.id
+       )
+       select exists (select 1 from moved) as refunded`,
+      [taskId, reason],
+    );
+    return row?.refunded === true;
   }
 
   /** The task finished: its charge stands and its in-flight slot is free. True when this call settled it. */
   async completeTask(taskId: string): Promise<boolean> {
-    const rows = await this.db.query(
-      "update billed_tasks set state = 'completed', settled_at = now() where task_id = $1 and state = 'running' returning task_id",
+    const [row] = await this.db.query<{ settled: boolean }>(
+      `with task as (
+         update billed_tasks set state = 'completed', settled_at = now() where task_id = $1 and state = 'running' returning key_id, kind
+       ), freed as (
+         update api_keys k set tasks_in_flight = k.tasks_in_flight - 1 from task where k.id = task.key_id and task.kind = 'video' returning k.id
+       )
+       select exists (select 1 from task) as settled`,
       [taskId],
     );
-    return rows.length > 0;
+    return row?.settled === true;
   }
 
   /** Tasks charged at least `olderThanSeconds` ago and not yet settled, for the reconciler. */
@@ -150,36 +178,23 @@ export class BillingStore {
   async grant(keyId: string, delta: number, reason: string, ref: string): Promise<number> {
     return this.db.transaction(async (tx) => {
       const key = await lockKey(tx, keyId);
-      if (!key.limited) throw new UnknownKey(`key ${keyId} is unlimited`);
+      if (!key.limited) throw new UnlimitedKey(`key ${keyId} is unlimited`);
       if (num(key.balance) + delta < 0) throw new InsufficientBalance(num(key.balance), -delta);
       return move(tx, keyId, 'grant', delta, ref, reason, null);
     });
   }
 
   /**
-   * Text usage, inside the transaction that writes its usage records: one entry per record
-   * and one balance update per key. Usage is billed even past zero (the answer was already
-   * given); the next request is refused instead.
+   * Text usage, inside the transaction that writes its (priced) usage records: one balance
+   * update per key. Usage is billed even past zero (the answer was already given); the next
+   * request is refused instead.
    */
-  async billUsage(tx: Sql, charges: readonly UsageCharge[]): Promise<void> {
-    const billable = charges.filter((c) => c.amount > 0);
-    if (billable.length === 0) return;
-    const params: unknown[] = [];
-    const tuples = billable.map((c) => {
-      params.push(c.keyId, -c.amount, c.ref, c.model);
-      const b = params.length - 4;
-      return `($${b + 1}, 'usage', $${b + 2}::bigint, $${b + 3}, 'text usage', $${b + 4})`;
-    });
-    const inserted = await tx.query<{ key_id: string; amount: string | number }>(
-      `insert into ledger_entries (key_id, kind, amount, ref, reason, model) values ${tuples.join(',')}
-       on conflict (kind, ref) do nothing returning key_id, amount`,
-      params,
-    );
+  async billUsage(tx: Sql, charges: readonly { keyId: string; amount: number }[]): Promise<void> {
     const perKey = new Map<string, number>();
-    for (const r of inserted) perKey.set(r.key_id, (perKey.get(r.key_id) ?? 0) + num(r.amount));
+    for (const c of charges) if (c.amount > 0) perKey.set(c.keyId, (perKey.get(c.keyId) ?? 0) + c.amount);
     // In key order, so two flushes touching the same keys cannot deadlock.
-    for (const [keyId, delta] of [...perKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      await tx.query('update api_keys set balance = balance + $2 where id = $1', [keyId, delta]);
+    for (const [keyId, amount] of [...perKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      await tx.query('update api_keys set balance = balance - $2 where id = $1', [keyId, amount]);
     }
   }
 
@@ -193,8 +208,9 @@ export class BillingStore {
     const [row] = await this.db.query<{ limited: boolean; balance: string | number; granted: string | number; spent: string | number; in_flight: number }>(
       `select k.limited, k.balance,
               (select coalesce(sum(amount), 0) from ledger_entries where key_id = k.id and kind = 'grant') as granted,
-              (select coalesce(-sum(amount), 0) from ledger_entries where key_id = k.id and kind <> 'grant') as spent,
-              (select count(*)::int from billed_tasks where key_id = k.id and kind = 'video' and state = 'running') as in_flight
+              (select coalesce(-sum(amount), 0) from ledger_entries where key_id = k.id and kind <> 'grant')
+                + (select coalesce(sum(price), 0) from usage_records where key_id = k.id) as spent,
+              k.tasks_in_flight as in_flight
        from api_keys k where k.id = $1`,
       [keyId],
     );
@@ -202,15 +218,18 @@ export class BillingStore {
     return { balance: row.limited ? num(row.balance) : null, spent: num(row.spent), granted: num(row.granted), tasksInFlight: row.in_flight };
   }
 
-  /** The key's ledger, newest first; `before` pages back by entry id. */
-  async ledger(keyId: string, limit: number, before?: number): Promise<LedgerEntryView[]> {
-    const rows = await this.db.query<{ id: string | number; kind: LedgerKind; amount: string | number; ref: string; reason: string; model: string | null; created_at: Date | string }>(
-      `select id, kind, amount, ref, reason, model, created_at from ledger_entries
-       where key_id = $1 and ($3::bigint is null or id < $3::bigint) order by id desc limit $2`,
-      [keyId, limit, before ?? null],
+  /** The key's ledger (entries and priced usage), newest first; `offset` pages back. */
+  async ledger(keyId: string, limit: number, offset = 0): Promise<LedgerEntryView[]> {
+    const rows = await this.db.query<{ id: string; kind: LedgerKind; amount: string | number; ref: string; reason: string; model: string | null; created_at: Date | string }>(
+      `select id, kind, amount, ref, reason, model, created_at from (
+         select 'le_' || id as id, id as seq, kind, amount, ref, reason, model, created_at from ledger_entries where key_id = $1
+         union all
+         select id, 0 as seq, 'usage', -price, id, 'text usage, request ' || request_id, model, created_at from usage_records where key_id = $1 and price > 0
+       ) e order by created_at desc, seq desc, id desc limit $2 offset $3`,
+      [keyId, limit, offset],
     );
     return rows.map((r) => ({
-      id: num(r.id),
+      id: r.id,
       object: 'ledger_entry',
       kind: r.kind,
       amount: num(r.amount),

@@ -80,6 +80,20 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       "create index billed_tasks_running on billed_tasks (key_id) where state = 'running'",
     ],
   },
+  {
+    id: 4,
+    name: 'tasks in flight counter, priced usage records',
+    sql: [
+      // On the key's row, so the charge checks it under the row lock it already takes (a
+      // count of billed_tasks would read a snapshot older than the lock).
+      'alter table api_keys add column tasks_in_flight integer not null default 0',
+      `update api_keys k set tasks_in_flight =
+         (select count(*) from billed_tasks t where t.key_id = k.id and t.kind = 'video' and t.state = 'running')`,
+      // A usage record is its own ledger entry (kind usage, ref = its id, amount = -price):
+      // one row per answered request instead of two, on the hottest write path.
+      'alter table usage_records add column price bigint not null default 0',
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

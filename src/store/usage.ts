@@ -43,18 +43,19 @@ export interface UsageRecordView {
   created_at: number;
 }
 
-const COLUMNS = 12;
+const COLUMNS = 13;
 /** PostgreSQL takes at most 65535 parameters per statement. */
 const MAX_BATCH = Math.floor(65_535 / COLUMNS);
 
-type QueuedUsage = UsageRecord & { id: string; price: number };
+/** `retried`: a write of it failed once, so it may have been committed after all. */
+type QueuedUsage = UsageRecord & { id: string; price: number; retried?: boolean };
 
 /**
  * Text usage, one row per answered request, keyed by a gateway-made id (never the caller's
  * request id, which a caller could repeat). Rows are written in batches every USAGE_FLUSH_MS
- * so the hot path never waits on the database; close() writes what is left. Each batch is
- * billed in the same transaction that writes it (a ledger entry per record), so usage and
- * its charge are never apart.
+ * so the hot path never waits on the database; close() writes what is left. Each record
+ * carries its price and is the usage entry of the key's ledger; the batch's balance updates
+ * are in the same transaction, so usage and its charge are never apart.
  */
 export class UsageRecorder {
   private queue: QueuedUsage[] = [];
@@ -62,6 +63,7 @@ export class UsageRecorder {
   private flushing: Promise<void> = Promise.resolve();
   /** Credits recorded but not yet written, per key: what a balance check must subtract. */
   private readonly pending = new Map<string, number>();
+  private readonly billedListeners: ((keyId: string, amount: number) => void)[] = [];
 
   constructor(
     private readonly db: Db,
@@ -84,6 +86,11 @@ export class UsageRecorder {
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
   }
 
+  /** Called with each key's usage once it is written (so a cached balance can follow). */
+  onBilled(listener: (keyId: string, amount: number) => void): void {
+    this.billedListeners.push(listener);
+  }
+
   /** Credits of this key's usage recorded in this process and not yet in the ledger. */
   pendingFor(keyId: string): number {
     return this.pending.get(keyId) ?? 0;
@@ -104,29 +111,33 @@ export class UsageRecorder {
       const rows = batch.slice(i, i + MAX_BATCH);
       const params: unknown[] = [];
       const tuples = rows.map((r) => {
-        params.push(r.id, r.requestId, r.keyId, r.model, r.channel, r.endpoint, r.streamed, r.outcome, r.inputTokens, r.outputTokens, r.cacheCreationTokens, r.cacheReadTokens);
+        params.push(r.id, r.requestId, r.keyId, r.model, r.channel, r.endpoint, r.streamed, r.outcome, r.inputTokens, r.outputTokens, r.cacheCreationTokens, r.cacheReadTokens, r.price);
         const base = params.length - COLUMNS;
         return `(${Array.from({ length: COLUMNS }, (_, k) => `$${base + k + 1}`).join(',')})`;
       });
       try {
         await this.db.transaction(async (tx) => {
-          await tx.query(
-            `insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens)
-             values ${tuples.join(',')} on conflict (id) do nothing`,
-            params,
-          );
-          await this.billing.billUsage(tx, rows.map((r) => ({ keyId: r.keyId, ref: r.id, model: r.model, amount: r.price })));
+          // A record already written (a batch retried after an ambiguous commit) is not billed
+          // twice: a retried batch bills only the rows this insert wrote. A first attempt
+          // cannot conflict (fresh ids) and skips reading rows back, on the hottest write path.
+          const insert = `insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price)
+             values ${tuples.join(',')} on conflict (id) do nothing`;
+          const billed = rows.some((r) => r.retried)
+            ? (await tx.query<{ key_id: string; price: string | number }>(`${insert} returning key_id, price`, params)).map((r) => ({ keyId: r.key_id, amount: Number(r.price) }))
+            : (await tx.query(insert, params), rows.map((r) => ({ keyId: r.keyId, amount: r.price })));
+          await this.billing.billUsage(tx, billed);
         });
         for (const r of rows) {
           if (r.price === 0) continue;
           const left = (this.pending.get(r.keyId) ?? 0) - r.price;
           if (left > 0) this.pending.set(r.keyId, left);
           else this.pending.delete(r.keyId);
+          for (const listener of this.billedListeners) listener(r.keyId, r.price);
         }
       } catch (err) {
         // Put them back for the next flush rather than lose them.
         this.logger.error({ err: (err as Error).message, rows: rows.length }, 'usage write failed; will retry');
-        this.queue.unshift(...rows);
+        this.queue.unshift(...rows.map((r) => ({ ...r, retried: true })));
         this.timer ??= setTimeout(() => void this.flush(), Math.max(this.flushMs, 1000));
       }
     }

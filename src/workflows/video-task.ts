@@ -36,9 +36,11 @@ export const { planChannel } = proxyLocalActivities<VideoActivities>({
 
 /**
  * Settling the task's charge must happen however long the store is away: retried without a
- * limit (the workflow waits for it), each attempt short.
+ * limit (the workflow waits for it), each attempt short. A local activity, like the polls: one
+ * short, idempotent database transaction, run inside the workflow task instead of costing the
+ * server an activity task of its own per paid task.
  */
-export const { settleTask } = proxyActivities<BillingActivities>({
+export const { settleTask } = proxyLocalActivities<BillingActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });

@@ -71,6 +71,16 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect((await billing.view(key.id))?.balance).toBeNull();
   });
 
+  test('50 concurrent charges with 3 tasks in flight allowed: exactly 3 succeed', async () => {
+    const key = await keys.issue('slot-race', { maxConcurrentTasks: 3 });
+    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => charge(key.id, `slot-race-${key.id}-${i}`)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(TooManyTasksInFlight);
+    expect((await billing.view(key.id))?.tasksInFlight).toBe(3);
+    await billing.refundTask(`slot-race-${key.id}-${results.findIndex((r) => r.status === 'fulfilled')}`, 'failed');
+    expect((await billing.view(key.id))?.tasksInFlight).toBe(2);
+  });
+
   test('grants add and remove credits, never below zero; unlimited keys take no quota', async () => {
     const key = await keys.issue('grants', { quota: 100 });
     expect(await billing.grant(key.id, 50, 'top-up', `g1-${key.id}`)).toBe(150);

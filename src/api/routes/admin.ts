@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { TextChannel } from '../../config/channels';
 import type { ChannelHealth } from '../../proxy/channel-health';
 import { auditLedger } from '../../store/audit';
-import { InsufficientBalance, UnknownKey, type BillingStore } from '../../store/billing';
+import { InsufficientBalance, UnlimitedKey, type BillingStore } from '../../store/billing';
+import type { BalanceCache } from '../../store/balance-cache';
 import type { Db } from '../../store/db';
 import type { ApiKey, KeyStore } from '../../store/keys';
 import type { UsageRecorder } from '../../store/usage';
@@ -32,7 +33,7 @@ const quotaBody = z.strictObject({
 });
 
 /** A key as the admin API shows it: never its secret, with its limits. */
-export const keyView = (k: ApiKey) => ({
+const keyView = (k: ApiKey) => ({
   id: k.id,
   object: 'api_key',
   name: k.name,
@@ -47,6 +48,7 @@ export interface AdminDeps {
   db: Db;
   keys: KeyStore;
   billing: BillingStore;
+  balances: BalanceCache;
   usage: UsageRecorder;
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
@@ -59,7 +61,7 @@ const usageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(10
  * revoke), a key's balance, quota, ledger and text usage, the ledger audit, and the text
  * channels' health. Views of money flush the usage queued in this process first.
  */
-export function adminRoutes({ db, keys, billing, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
+export function adminRoutes({ db, keys, billing, balances, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin' });
 
   /** The key with its balance (null when unlimited), what it has spent and its tasks in flight. */
@@ -124,7 +126,7 @@ export function adminRoutes({ db, keys, billing, usage, textChannels, channelHea
     try {
       balance = await billing.grant(key.id, body.delta, body.reason ?? (body.delta > 0 ? 'quota added' : 'quota removed'), ref);
     } catch (err) {
-      if (err instanceof UnknownKey) {
+      if (err instanceof UnlimitedKey) {
         throw new ConflictError(`The key '${key.id}' is unlimited; quota applies to keys issued with a "quota".`, 'id', 'key_unlimited');
       }
       if (err instanceof InsufficientBalance) {
@@ -132,15 +134,16 @@ export function adminRoutes({ db, keys, billing, usage, textChannels, channelHea
       }
       throw err;
     }
+    balances.forget(key.id);
     ctx.body = { id: key.id, object: 'api_key.quota', balance };
     ctx.state.log.info({ keyId: key.id, delta: body.delta }, 'quota changed');
   });
 
   router.get('/keys/:id/ledger', async (ctx) => {
     const key = await keyOr404(ctx.params.id);
-    const { limit, before } = parseOrThrow(ledgerQuery, ctx.query);
+    const { limit, offset } = parseOrThrow(ledgerQuery, ctx.query);
     await usage.flush();
-    const data = await billing.ledger(key.id, limit, before);
+    const data = await billing.ledger(key.id, limit, offset);
     ctx.body = { object: 'list', key_id: key.id, data, has_more: data.length === limit };
   });
 

@@ -37,9 +37,9 @@ export function billingRoutes({ billing, usage }: BillingRouteDeps): Router<Gate
 
   router.get('/v1/billing/ledger', async (ctx) => {
     const key = ctx.state.apiKey!;
-    const { limit, before } = parseOrThrow(ledgerQuery, ctx.query);
+    const { limit, offset } = parseOrThrow(ledgerQuery, ctx.query);
     await usage.flush();
-    const data = await billing.ledger(key.id, limit, before);
+    const data = await billing.ledger(key.id, limit, offset);
     ctx.body = { object: 'list', data, has_more: data.length === limit };
   });
 
