@@ -122,10 +122,13 @@ export class UsageRecorder {
           // cannot conflict (fresh ids) and skips reading rows back, on the hottest write path.
           const insert = `insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price)
              values ${tuples.join(',')} on conflict (id) do nothing`;
-          const billed = rows.some((r) => r.retried)
-            ? (await tx.query<{ key_id: string; price: string | number }>(`${insert} returning key_id, price`, params)).map((r) => ({ keyId: r.key_id, amount: Number(r.price) }))
-            : (await tx.query(insert, params), rows.map((r) => ({ keyId: r.keyId, amount: r.price })));
-          await this.billing.billUsage(tx, billed);
+          if (rows.some((r) => r.retried)) {
+            const written = await tx.query<{ key_id: string; price: string | number }>(`${insert} returning key_id, price`, params);
+            await this.billing.billUsage(tx, written.map((r) => ({ keyId: r.key_id, amount: Number(r.price) })));
+          } else {
+            await tx.query(insert, params);
+            await this.billing.billUsage(tx, rows.map((r) => ({ keyId: r.keyId, amount: r.price })));
+          }
         });
         for (const r of rows) {
           if (r.price === 0) continue;
