@@ -2,10 +2,13 @@ import pg from 'pg';
 import type { Db, Sql } from './db';
 
 export async function openPostgresDb(url: string, maxConnections = 10): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000 });
+  // Idle connections are kept for minutes, not pg's default 10 s: a burst of creates after a
+  // quiet spell should not first pay for opening a connection (and a server backend) each.
+  const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000, idleTimeoutMillis: 300_000 });
   // An idle client dropped by the server must not take the process down.
   pool.on('error', () => undefined);
-  await pool.query('select 1');
+  // A few connections opened up front (and checked), so the first burst does not open them all.
+  await Promise.all(Array.from({ length: Math.min(4, maxConnections) }, () => pool.query('select 1')));
   const listeners: pg.Client[] = [];
   const asSql = (q: pg.Pool | pg.PoolClient): Sql => ({
     async query<R extends object>(text: string, params: readonly unknown[] = []) {
