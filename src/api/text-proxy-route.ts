@@ -39,7 +39,11 @@ export function textChannelsFor(deps: TextRouteDeps, protocol: TextProtocol, mod
  */
 export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>, deps: TextRouteDeps, call: TextCall): Promise<void> {
   const keyId = ctx.state.apiKey!.id;
-  if (ctx.state.apiKey!.limited) await requireBalance(deps, keyId);
+  if (ctx.state.apiKey!.limited) {
+    const fresh = deps.balances.fresh(keyId);
+    if (fresh === undefined) await requireBalance(deps, keyId, await deps.balances.balance(keyId));
+    else requireBalance(deps, keyId, fresh);
+  }
   const abort = new AbortController();
   // The response's close before it finished means the client left: stop the upstream too.
   ctx.res.once('close', () => {
@@ -82,8 +86,8 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
  * process's usage not yet written. A key may end slightly below zero by its last answers; its
  * next request is refused.
  */
-async function requireBalance(deps: TextRouteDeps, keyId: string): Promise<void> {
-  const left = (await deps.balances.balance(keyId)) - deps.usage.pendingFor(keyId);
+function requireBalance(deps: TextRouteDeps, keyId: string, balance: number): void {
+  const left = balance - deps.usage.pendingFor(keyId);
   if (left <= 0) {
     throw new InsufficientQuotaError(`The key's balance is ${left} credits, so it cannot pay for this request. Ask the gateway operator to add quota (POST /admin/keys/{id}/quota).`);
   }

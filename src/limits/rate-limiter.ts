@@ -11,7 +11,8 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  take(keyId: string, rpm: number): Promise<RateDecision>;
+  /** A decision, or (in-process limiters) the decision itself without a promise, on the hot path of every request. */
+  take(keyId: string, rpm: number): Promise<RateDecision> | RateDecision;
   close(): Promise<void>;
   readonly kind: 'local' | 'redis';
 }
@@ -108,8 +109,8 @@ export class LocalRateLimiter implements RateLimiter {
     private readonly maxBuckets = DEFAULT_MAX_BUCKETS,
   ) {}
 
-  /** Synchronous at heart; async only to share the interface with the Redis limiter. */
-  async take(keyId: string, rpm: number): Promise<RateDecision> {
+  /** Synchronous: no promise per request (the Redis limiter's take is the async one). */
+  take(keyId: string, rpm: number): RateDecision {
     assertRpm(rpm);
     const nowMs = Math.floor(this.now());
     this.sweep(nowMs);

@@ -16,6 +16,12 @@ export class BalanceCache {
     private readonly maxEntries = 100_000,
   ) {}
 
+  /** The cached balance if it is fresh enough: the hot path, with no promise. */
+  fresh(keyId: string): number | undefined {
+    const cached = this.entries.get(keyId);
+    return cached && Date.now() - cached.readAt < this.ttlMs ? cached.balance : undefined;
+  }
+
   /** Credits left for the key, before its `pending` (recorded, unwritten) usage is taken off. */
   async balance(keyId: string): Promise<number> {
     const now = Date.now();

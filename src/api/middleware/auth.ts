@@ -29,7 +29,8 @@ export async function resolveKey(keys: KeyStore, secret: string | null) {
 export function bearerAuth(keys: KeyStore, limiter: RateLimiter): Middleware<GatewayState> {
   return async (ctx, next) => {
     ctx.state.apiKey = await resolveKey(keys, bearerToken(ctx.get('authorization')));
-    await enforceRateLimit(ctx, limiter);
+    const limited = enforceRateLimit(ctx, limiter);
+    if (limited) await limited;
     await next();
   };
 }
@@ -46,7 +47,8 @@ export function anyKeyAuth(keys: KeyStore, limiter: RateLimiter): Middleware<Gat
       throw new AuthenticationError("You didn't provide an API key. Send it as 'x-api-key: <API_KEY>' or 'Authorization: Bearer <API_KEY>'.");
     }
     ctx.state.apiKey = await resolveKey(keys, secret);
-    await enforceRateLimit(ctx, limiter);
+    const limited = enforceRateLimit(ctx, limiter);
+    if (limited) await limited;
     await next();
   };
 }

@@ -1,5 +1,5 @@
 import type { ParameterizedContext } from 'koa';
-import type { RateLimiter } from '../../limits/rate-limiter';
+import type { RateDecision, RateLimiter } from '../../limits/rate-limiter';
 import type { GatewayState } from '../context';
 import { RateLimitedError } from '../errors';
 
@@ -9,23 +9,29 @@ import { RateLimitedError } from '../errors';
  * can skip it. Answers carry OpenAI's x-ratelimit-* headers so clients can pace themselves;
  * a refusal is a 429 with Retry-After, in the shape of the family's error middleware.
  */
-export async function enforceRateLimit(ctx: ParameterizedContext<GatewayState>, limiter: RateLimiter): Promise<void> {
+export function enforceRateLimit(ctx: ParameterizedContext<GatewayState>, limiter: RateLimiter): Promise<void> | void {
   const key = ctx.state.apiKey;
-  if (key?.rateLimitRpm) {
-    const decision = await limiter.take(key.id, key.rateLimitRpm);
-    const headers = {
-      'x-ratelimit-limit-requests': String(decision.limit),
-      'x-ratelimit-remaining-requests': String(decision.remaining),
-      'x-ratelimit-reset-requests': `${Math.max(0, Math.ceil(decision.resetSeconds))}s`,
-    };
-    if (!decision.allowed) {
-      throw new RateLimitedError(
-        `Rate limit reached: this key may make ${decision.limit} requests per minute. Retry after ${Math.ceil(decision.retryAfterSeconds)} s.`,
-        decision.retryAfterSeconds,
-        'rate_limit_exceeded',
-        headers,
-      );
-    }
-    ctx.set(headers);
+  if (!key?.rateLimitRpm) return;
+  const decision = limiter.take(key.id, key.rateLimitRpm);
+  // In-process limiters answer synchronously: no promise on the hot path.
+  if (decision instanceof Promise) return decision.then((d) => apply(ctx, d));
+  apply(ctx, decision);
+}
+
+/** The decision's x-ratelimit-* headers on the answer, or a 429 carrying them. */
+function apply(ctx: ParameterizedContext<GatewayState>, decision: RateDecision): void {
+  const headers = {
+    'x-ratelimit-limit-requests': String(decision.limit),
+    'x-ratelimit-remaining-requests': String(decision.remaining),
+    'x-ratelimit-reset-requests': `${Math.max(0, Math.ceil(decision.resetSeconds))}s`,
+  };
+  if (!decision.allowed) {
+    throw new RateLimitedError(
+      `Rate limit reached: this key may make ${decision.limit} requests per minute. Retry after ${Math.ceil(decision.retryAfterSeconds)} s.`,
+      decision.retryAfterSeconds,
+      'rate_limit_exceeded',
+      headers,
+    );
   }
+  ctx.set(headers);
 }
