@@ -39,11 +39,8 @@ export function textChannelsFor(deps: TextRouteDeps, protocol: TextProtocol, mod
  */
 export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>, deps: TextRouteDeps, call: TextCall): Promise<void> {
   const keyId = ctx.state.apiKey!.id;
-  if (ctx.state.apiKey!.limited) {
-    const fresh = deps.balances.fresh(keyId);
-    if (fresh === undefined) await requireBalance(deps, keyId, await deps.balances.balance(keyId));
-    else requireBalance(deps, keyId, fresh);
-  }
+  // A fresh cached balance answers without a promise; only a stale one reads the store.
+  if (ctx.state.apiKey!.limited) requireBalance(deps, keyId, deps.balances.fresh(keyId) ?? (await deps.balances.balance(keyId)));
   const abort = new AbortController();
   // The response's close before it finished means the client left: stop the upstream too.
   ctx.res.once('close', () => {

@@ -4,6 +4,7 @@
  * Reads the store the gateway is configured with (DATABASE_URL, or the embedded store in
  * DATA_DIR, which only one process may open: stop the gateway or use GET /admin/audit).
  */
+import { num } from './billing';
 import type { Sql } from './db';
 
 export interface AuditMismatch {
@@ -23,7 +24,6 @@ export interface AuditReport {
   mismatches: AuditMismatch[];
 }
 
-const num = (v: string | number | null | undefined): number => Number(v ?? 0);
 
 export async function auditLedger(db: Sql): Promise<AuditReport> {
   const balances = await db.query<{ id: string; balance: string | number; ledger: string | number; entries: string | number }>(

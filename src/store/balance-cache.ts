@@ -24,9 +24,9 @@ export class BalanceCache {
 
   /** Credits left for the key, before its `pending` (recorded, unwritten) usage is taken off. */
   async balance(keyId: string): Promise<number> {
+    const fresh = this.fresh(keyId);
+    if (fresh !== undefined) return fresh;
     const now = Date.now();
-    const cached = this.entries.get(keyId);
-    if (cached && now - cached.readAt < this.ttlMs) return cached.balance;
     const stored = await this.billing.balance(keyId);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value ?? '');
     this.entries.set(keyId, { balance: stored?.balance ?? 0, readAt: now });

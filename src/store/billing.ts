@@ -73,7 +73,8 @@ interface KeyBillingRow {
   max_concurrent_tasks: number | null;
 }
 
-const num = (v: string | number | null | undefined): number => Number(v ?? 0);
+/** A bigint column as a number of credits (PostgreSQL sends int8 as a string). */
+export const num = (v: string | number | null | undefined): number => Number(v ?? 0);
 
 export class BillingStore {
   constructor(private readonly db: Db) {}
@@ -173,7 +174,7 @@ export class BillingStore {
 
   /**
    * Adds (or with a negative delta removes) credits of a limited key. A removal never takes
-   * the balance below zero. The new balance; throws UnknownKey / InsufficientBalance.
+   * the balance below zero. The new balance; throws UnknownKey, UnlimitedKey or InsufficientBalance.
    */
   async grant(keyId: string, delta: number, reason: string, ref: string): Promise<number> {
     return this.db.transaction(async (tx) => {

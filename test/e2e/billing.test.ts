@@ -109,6 +109,10 @@ describe('quota and ledger', () => {
     expect((await call<{ error: { code: string } }>(`${gw.url}/admin/keys/${unlimited.id}/quota`, { headers: admin, json: { delta: 5 } })).body.error.code).toBe('key_unlimited');
     const ledger = await ledgerOf(gw.url, id);
     expect(ledger.map((e) => `${e.kind}:${e.amount}`)).toEqual(['grant:-150', 'grant:50', 'grant:100']);
+    // Limits change after issue; null removes one.
+    const patched = await call<{ rate_limit_rpm: number | null; max_concurrent_tasks: number | null }>(`${gw.url}/admin/keys/${id}`, { method: 'PATCH', headers: admin, json: { rate_limit_rpm: 30, max_concurrent_tasks: null } });
+    expect(patched.body).toMatchObject({ rate_limit_rpm: 30, max_concurrent_tasks: null });
+    expect((await call<{ rate_limit_rpm: number }>(`${gw.url}/admin/keys/${id}`, { headers: admin })).body.rate_limit_rpm).toBe(30);
   });
 
   test('402 through the official SDKs: PaymentRequiredError on messages, a 402 APIError on chat and videos', async () => {
