@@ -17,6 +17,9 @@ import type { CharacterService } from './character-service';
 import type { TaskService } from './task-service';
 import type { CharacterState, TaskRequest, TaskState } from './task';
 
+/** What a video task's price depends on, and whose task it is. */
+export type VideoTaskCharge = Pick<TaskRequest, 'taskId' | 'ownerId' | 'model' | 'seconds' | 'size' | 'remixOf'> & { enableUpsample?: boolean };
+
 /** Seconds a client told "too many tasks in flight" waits before trying again. */
 const TASKS_IN_FLIGHT_RETRY_SECONDS = 10;
 
@@ -31,20 +34,36 @@ export class PaidTasks {
 
   /** Charges and starts a video (or remix) task. */
   async start(request: TaskRequest): Promise<TaskState> {
-    const amount = videoTaskPrice(this.prices, {
-      model: request.model,
-      seconds: request.seconds,
-      size: request.size,
-      enableUpsample: request.enableUpsample,
-      remix: request.remixOf !== undefined,
-    });
-    await this.charge({ keyId: request.ownerId, taskId: request.taskId, kind: 'video', model: request.model, amount });
+    // A task charged ahead (chargeAhead) is not charged again: the charge is idempotent by task id.
+    await this.chargeAhead(request);
     try {
       return await this.tasks.start(request);
     } catch (err) {
       await this.refundIfNeverStarted(request.taskId, err);
       throw err;
     }
+  }
+
+  /**
+   * Charges a video task before it can be started, for a request that must make something
+   * else first (a character saved to the library): a key that cannot pay for the task gets its
+   * 402 before anything is made. `start` then finds the charge in place; `release` refunds it
+   * when the request is refused before the task starts.
+   */
+  async chargeAhead(task: VideoTaskCharge): Promise<void> {
+    const amount = videoTaskPrice(this.prices, {
+      model: task.model,
+      seconds: task.seconds,
+      size: task.size,
+      enableUpsample: task.enableUpsample,
+      remix: task.remixOf !== undefined,
+    });
+    await this.charge({ keyId: task.ownerId, taskId: task.taskId, kind: 'video', model: task.model, amount });
+  }
+
+  /** Refunds a charge taken with chargeAhead for a task that will not be started. */
+  async release(taskId: string): Promise<void> {
+    await this.billing.refundTask(taskId, 'the request was refused before its task started');
   }
 
   /** Charges for a character and makes it (the workflow refunds it if it cannot be made). */

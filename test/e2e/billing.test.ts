@@ -94,6 +94,48 @@ describe('quota and ledger', () => {
     expect(refused.status).toBe(402);
   });
 
+  test('a video that saves a character to the library is paid for before the character is made: 402 leaves nothing behind', async () => {
+    const video = videoTaskPrice(DEFAULT_PRICES, { model: 'motion-2', seconds: 4, size: '480x480' });
+    const character = characterPrice(DEFAULT_PRICES);
+    const { id, key } = await gw.issueKeyWithId('saves', { quota: MOTION + video - 1 });
+    const source = await createTask(gw.url, key, { model: 'motion-2', prompt: 'source [sim:ms=300]', images: [] });
+    await waitForTerminal(gw.url, key, source.id);
+    const create = async () => {
+      const form = new FormData();
+      const fields = { model: 'motion-2', prompt: 'me again [sim:ms=300]', seconds: '4', size: '480x480', character_from_task: source.id, character_timestamps: '0,2', character_create: '{"save_to_library":true}' };
+      for (const [k, v] of Object.entries(fields)) form.set(k, v);
+      const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+      return { status: res.status, body: (await res.json()) as { id?: string; character?: { id: string }; error?: { code: string } } };
+    };
+    const kinds = async () => (await ledgerOf(gw.url, id)).map((e) => `${e.kind}:${e.amount}`);
+
+    // The video alone is short by one credit: refused before the character is made (no character charge).
+    const short = await create();
+    expect(short.status).toBe(402);
+    expect(short.body.error?.code).toBe('insufficient_quota');
+    expect(await balanceOf(gw.url, id)).toBe(video - 1);
+    expect((await kinds()).filter((k) => !k.startsWith('grant'))).toEqual([`charge:${-MOTION}`]);
+
+    // The video is paid for but the character is not: the video's charge is refunded at once.
+    await call(`${gw.url}/admin/keys/${id}/quota`, { headers: admin, json: { delta: 1 } });
+    const noCharacter = await create();
+    expect(noCharacter.status).toBe(402);
+    expect(await balanceOf(gw.url, id)).toBe(video);
+    const refunded = (await ledgerOf(gw.url, id)).filter((e) => e.kind === 'refund');
+    expect(refunded).toHaveLength(1);
+    expect(refunded[0]).toMatchObject({ amount: video, reason: 'the request was refused before its task started' });
+    expect(await taskEntries(gw.url, id, refunded[0]!.ref)).toEqual([`charge:${-video}`, `refund:${video}`]);
+
+    // Enough for both: one charge each, and the video runs with the saved character.
+    await call(`${gw.url}/admin/keys/${id}/quota`, { headers: admin, json: { delta: character } });
+    const ok = await create();
+    expect(ok.status).toBe(200);
+    expect((await waitForTerminal(gw.url, key, ok.body.id!)).final.status).toBe('completed');
+    expect(await taskEntries(gw.url, id, ok.body.id!)).toEqual([`charge:${-video}`]);
+    expect(await taskEntries(gw.url, id, ok.body.character!.id)).toEqual([`charge:${-character}`]);
+    expect(await balanceOf(gw.url, id)).toBe(0);
+  });
+
   test('admin quota: add and remove credits, idempotent by Idempotency-Key, never below zero', async () => {
     const { id } = await gw.issueKeyWithId('topup', { quota: 100 });
     const add = (delta: number, headers: Record<string, string> = {}) => call<{ balance: number; error?: { code: string } }>(`${gw.url}/admin/keys/${id}/quota`, { headers: { ...admin, ...headers }, json: { delta, reason: 'test' } });

@@ -41,7 +41,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const taskId = model.family === 'vidgen' ? newVideoObjectId() : newTaskId(model.id);
     // Everything that can still refuse the request runs before anything is stored or made.
     const image = reference ? await readReference(reference.path) : undefined;
-    const { character, cast, saved } = await resolveCharacters(fields, model, ownerId);
+    const { character, cast, saved } = await resolveCharacters(fields, model, ownerId, taskId);
     const images = image ? [await storeReference(image, taskId)] : [];
     const request = buildTaskRequest(deps.config, {
       taskId,
@@ -126,7 +126,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
    * the task, or first saved to the key's library with character_create.save_to_library) and
    * the @usernames of the prompt.
    */
-  async function resolveCharacters(fields: VideosCreateFields, model: VideoModel, ownerId: string) {
+  async function resolveCharacters(fields: VideosCreateFields, model: VideoModel, ownerId: string, taskId: string) {
     let character: CharacterSource | undefined;
     if (fields.character_url) {
       character = { kind: 'url', url: assertFetchable(fields.character_url, 'character_url', env.FETCH_ALLOW_PRIVATE), timestamps: fields.character_timestamps };
@@ -141,7 +141,15 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       character.selfPortrait = fields.character_create.create_self_portrait;
       if (fields.character_create.save_to_library) {
         const username = newCharacterUsername();
-        saved = await deps.paid.createCharacter({ characterId: `char_${username}`, username, ownerId, source: character, model: model.id, createdAt: Date.now() });
+        // The task is paid for before the character is made, so a key that cannot pay for
+        // both gets its 402 with nothing made (no character left in its library).
+        await deps.paid.chargeAhead({ taskId, ownerId, model: model.id, seconds: fields.seconds, size: fields.size });
+        try {
+          saved = await deps.paid.createCharacter({ characterId: `char_${username}`, username, ownerId, source: character, model: model.id, createdAt: Date.now() });
+        } catch (err) {
+          await deps.paid.release(taskId);
+          throw err;
+        }
         cast = mergeCast(cast, { channel: saved.channel, characterIds: [saved.upstreamId] });
         character = undefined;
       }
