@@ -7,6 +7,7 @@ import pino from 'pino';
 import { DEFAULT_PRICES } from '../../src/catalog/prices';
 import { auditLedger } from '../../src/store/audit';
 import { BillingStore, InsufficientBalance, TooManyTasksInFlight } from '../../src/store/billing';
+import type { Db } from '../../src/store/db';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
 import { UsageRecorder } from '../../src/store/usage';
@@ -104,6 +105,44 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(await balanceOf(key.id)).toBe(1_000_000 - 6006);
     const entries = await billing.ledger(key.id, 10);
     expect(entries.filter((e) => e.kind === 'usage').map((e) => e.amount).sort((a, b) => a - b)).toEqual([-6003, -3]);
+    await usage.close();
+  });
+
+  test.each([
+    ['after the commit (the answer was lost)', 'after'],
+    ['before the commit', 'before'],
+  ] as const)('a usage batch whose write fails %s is retried and billed exactly once', async (_when, when) => {
+    const key = await keys.issue(`retry-${when}`, { quota: 1_000_000 });
+    // The store's transaction fails once, on the side of the commit the test names.
+    let failures = 1;
+    const flaky: Db = {
+      ...opened.db,
+      kind: opened.db.kind,
+      query: (text, params) => opened.db.query(text, params),
+      transaction: async (fn) => {
+        if (failures > 0 && when === 'before') {
+          failures--;
+          throw new Error('connection reset before commit');
+        }
+        const result = await opened.db.transaction(fn);
+        if (failures > 0) {
+          failures--;
+          throw new Error('connection reset after commit');
+        }
+        return result;
+      },
+    };
+    const usage = new UsageRecorder(flaky, 10_000, pino({ level: 'silent' }), billing, DEFAULT_PRICES);
+    const record = { keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', channel: 'c', endpoint: 'messages' as const, streamed: false, outcome: 'completed' as const };
+    usage.record({ ...record, inputTokens: 1000, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 });
+    await usage.flush();
+    expect(failures).toBe(0);
+    // Not known to be written, so still counted against the balance.
+    expect(usage.pendingFor(key.id)).toBe(3000);
+    await usage.flush();
+    expect(usage.pendingFor(key.id)).toBe(0);
+    expect(await balanceOf(key.id)).toBe(1_000_000 - 3000);
+    expect((await billing.ledger(key.id, 10)).filter((e) => e.kind === 'usage').map((e) => e.amount)).toEqual([-3000]);
     await usage.close();
   });
 });
