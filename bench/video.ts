@@ -6,7 +6,8 @@
  * separate processes, provider simulator) and prints, per N tasks in flight:
  *   creates/s, create latency p50/p99, query latency p50/p99 (while all N are in flight),
  *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed),
- *   and the peak RSS of the API and worker processes.
+ *   and the peak RSS of the API and worker processes; the slowest task, when it finished more
+ *   than 20 s after its upstream job, with its workflow history as a timeline.
  * Then the other paths, with the first N: /v1/videos (multipart create, retrieve) and video
  * chat completions streamed by 50 concurrent clients (time to the first chunk, and the lag
  * from upstream completion to the video_url event).
@@ -21,6 +22,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
+import { slowTaskTimeline } from './slow-task';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 
 interface Options {
@@ -54,6 +56,8 @@ const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 };
+/** A task finished this long after its upstream job has its history printed. */
+const SLOW_TASK_MS = 20_000;
 const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);
 
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -163,14 +167,22 @@ async function main(): Promise<void> {
         return open.count === 0;
       }, opts.jobMs + 600_000, 1000);
       const lags: number[] = [];
+      let slowest: { id: string; lag: number; upstreamDone: number } | undefined;
       let failed = 0;
       await pool(ids, 20, async (id) => {
         const d = await temporal.workflow.getHandle(id).describe();
         const state = d.memo?.state as { status: string };
         if (state.status !== 'completed' || !d.closeTime) return void failed++;
         const job = await upstreamJobOf(temporal, simUrl, id);
-        lags.push(d.closeTime.getTime() - (job.completedAt ?? NaN));
+        const lag = d.closeTime.getTime() - (job.completedAt ?? NaN);
+        lags.push(lag);
+        if (lag > (slowest?.lag ?? 0)) slowest = { id, lag, upstreamDone: job.completedAt ?? 0 };
       });
+      // A task far behind the rest is worth a look: its history says where the time went.
+      if (slowest && slowest.lag > SLOW_TASK_MS) {
+        console.log(`  slowest task ${slowest.id}: ${ms(slowest.lag)} after its upstream job; its history (s from upstream done):`);
+        for (const line of await slowTaskTimeline(temporal, slowest.id, slowest.upstreamDone)) console.log(`    ${line}`);
+      }
       await temporal.workflow.count(); // keep the connection honest
 
       const row = {

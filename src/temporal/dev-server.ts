@@ -42,6 +42,13 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     '--sqlite-pragma', 'synchronous=normal',
     '--log-level', 'warn',
     '--ui-disable-news-fetch',
+    // One partition per task queue. With the default four, a workflow task retried after a
+    // timeout lands in a partition's backlog and waits until one of the worker's few
+    // non-sticky pollers happens to poll that partition: measured 130-200 s for the one task
+    // in a thousand whose workflow task timed out under load. One embedded worker gains
+    // nothing from partitions.
+    '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
     ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', `${sa.name}=Keyword`]),
     ...(opts.namespace !== 'default' ? ['--namespace', opts.namespace] : []),
     ...(opts.headless ? ['--headless'] : []),
