@@ -84,7 +84,8 @@ export class BillingStore {
    * locked, the balance and the tasks in flight (a counter on the same row) are checked on its
    * latest version, and the task row, its ledger entry and the new balance are written. The row
    * lock is held only while that statement runs, not across round trips, so concurrent creates
-   * of one key queue for microseconds, and 50 of them on a quota for 5 accept exactly 5.
+   * of one key queue only for each other's statement and commit (about 1.5 ms each on PostgreSQL
+   * here, so ~700 charges/s for one key), and 50 of them on a quota for 5 accept exactly 5.
    * Charging a task id again changes nothing ('already'): the charge is idempotent by task id.
    */
   async chargeTask(charge: TaskCharge): Promise<'charged' | 'already'> {
