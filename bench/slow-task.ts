@@ -19,7 +19,7 @@ export async function slowTaskTimeline(client: Client, taskId: string, upstreamD
       e.markerRecordedEventAttributes?.markerName ??
       e.activityTaskFailedEventAttributes?.failure?.message ??
       e.activityTaskTimedOutEventAttributes?.failure?.message ??
-      (e.workflowTaskTimedOutEventAttributes ? String(timeoutTypeName(e.workflowTaskTimedOutEventAttributes.timeoutType)) : undefined) ??
+      (e.workflowTaskTimedOutEventAttributes ? timeoutTypeName(e.workflowTaskTimedOutEventAttributes.timeoutType) : undefined) ??
       e.workflowTaskFailedEventAttributes?.failure?.message ??
       '';
     const rel = ((at - upstreamDoneAt) / 1000).toFixed(2).padStart(8);

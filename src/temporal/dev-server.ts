@@ -21,18 +21,9 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/**
- * The embedded Temporal: `temporal server start-dev` with its state in a SQLite file under
- * DATA_DIR (WAL journal, so a crash loses no committed workflow state), the Web UI, and the
- * gateway's search attributes registered. Starting again on the same file resumes every
- * task that was in flight.
- */
-export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
-  if (!fs.existsSync(opts.cliPath)) {
-    throw new Error(`The temporal CLI is missing at ${opts.cliPath}; run \`npm run setup\` (or set TEMPORAL_ADDRESS).`);
-  }
-  fs.mkdirSync(opts.dataDir, { recursive: true });
-  const args = [
+/** The `temporal server start-dev` arguments for these options. */
+export function devServerArgs(opts: Omit<DevServerOptions, 'cliPath' | 'logger'>): string[] {
+  return [
     'server', 'start-dev',
     '--ip', '127.0.0.1',
     '--port', String(opts.port),
@@ -53,6 +44,20 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     ...(opts.namespace !== 'default' ? ['--namespace', opts.namespace] : []),
     ...(opts.headless ? ['--headless'] : []),
   ];
+}
+
+/**
+ * The embedded Temporal: `temporal server start-dev` with its state in a SQLite file under
+ * DATA_DIR (WAL journal, so a crash loses no committed workflow state), the Web UI, and the
+ * gateway's search attributes registered. Starting again on the same file resumes every
+ * task that was in flight.
+ */
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  if (!fs.existsSync(opts.cliPath)) {
+    throw new Error(`The temporal CLI is missing at ${opts.cliPath}; run \`npm run setup\` (or set TEMPORAL_ADDRESS).`);
+  }
+  fs.mkdirSync(opts.dataDir, { recursive: true });
+  const args = devServerArgs(opts);
   const logFile = fs.openSync(path.join(opts.dataDir, 'temporal-server.log'), 'a');
   const child = spawn(opts.cliPath, args, { stdio: ['ignore', logFile, logFile] });
   fs.closeSync(logFile);
