@@ -1,17 +1,28 @@
 /**
  * npm run bench:video -- [--tasks 100,1000] [--job-ms 30000] [--poll-ms 2000] [--concurrency 50] [--query-seconds 10]
- *                         [--status-source memo|query] [--billing on|off]
+ *                         [--status-source memo|query] [--billing on|off] [--gateway <checkout>]
+ *                         [--create-rate <tasks/s>] [--cpu-prof <dir>]
  *
  * Drives N video tasks through the real stack (Temporal dev server, worker and API as
  * separate processes, provider simulator) and prints, per N tasks in flight:
  *   creates/s, create latency p50/p99, query latency p50/p99 (while all N are in flight),
- *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed),
+ *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed)
+ *   and its phases (bench/lag-phases.ts),
  *   and the peak RSS of the API and worker processes; the slowest task, when it finished more
  *   than 20 s after its upstream job, with its workflow history as a timeline.
  * Then the other paths, with the first N: /v1/videos (multipart create, retrieve) and video
  * chat completions streamed by 50 concurrent clients (time to the first chunk, and the lag
  * from upstream completion to the video_url event).
  * Results also go to bench-results/video-<time>.json.
+ *
+ * `--gateway <checkout>` runs the API, worker and simulator built in another checkout (its
+ * dist/) under this bench, so an older commit is measured by the same code: the baseline of
+ * a before/after comparison (give a checkout that predates billing `--billing off`).
+ * `--create-rate` paces the /v1/video/create wave (unpaced by default): the completion lag of
+ * a wave depends on how tightly it arrives, so two builds whose create rates differ are
+ * compared on lag only with the same pace.
+ * `--cpu-prof <dir>` writes CPU profiles of the API and worker processes there (node
+ * --cpu-prof, written when they exit), to see where their time goes under load.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,6 +34,7 @@ import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
 import { slowTaskTimeline } from './slow-task';
+import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 
 interface Options {
@@ -33,6 +45,12 @@ interface Options {
   querySeconds: number;
   statusSource: string;
   billing: BillingMode;
+  /** The checkout whose build runs the gateway; this one by default. */
+  gateway: string;
+  /** Creates per second of the /v1/video/create wave; 0 = as fast as the clients go. */
+  createRate: number;
+  /** Where the API and worker write CPU profiles; none when empty. */
+  cpuProfDir: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -48,6 +66,9 @@ function parseArgs(argv: string[]): Options {
     querySeconds: Number(get('query-seconds', '10')),
     statusSource: get('status-source', 'memo'),
     billing: billingModeOf(get('billing', 'on')),
+    gateway: path.resolve(get('gateway', projectRoot())),
+    createRate: Number(get('create-rate', '0')),
+    cpuProfDir: get('cpu-prof', ''),
   };
 }
 
@@ -59,6 +80,8 @@ const percentile = (values: number[], p: number): number => {
 /** A task finished this long after its upstream job has its history printed. */
 const SLOW_TASK_MS = 20_000;
 const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);
+
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())));
 
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -94,7 +117,7 @@ async function main(): Promise<void> {
   try {
     const simPort = await freePort();
     const simUrl = `http://127.0.0.1:${simPort}`;
-    children.push(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator'));
+    children.push(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway));
     await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 
     const apiPort = await freePort();
@@ -108,8 +131,9 @@ async function main(): Promise<void> {
       TEMPORAL_ADDRESS: temporalServer.address, SIMULATOR_URL: simUrl, UPSTREAM_POLL_MS: String(opts.pollMs),
       STATUS_SOURCE: opts.statusSource,
     };
-    const apiProc = runNode('dist/src/api/server.js', env, 'bench-api');
-    const workerProc = runNode('dist/src/worker.js', env, 'bench-worker');
+    const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
+    const apiProc = runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile);
+    const workerProc = runNode('dist/src/worker.js', env, 'bench-worker', opts.gateway, profile);
     children.push(apiProc, workerProc);
     await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
 
@@ -119,7 +143,7 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${issued.key}` };
     const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
 
-    console.log(`\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}, status reads from ${opts.statusSource}, billing ${opts.billing}; 2 cores shared by every process\n`);
+    console.log(`\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, status reads from ${opts.statusSource}, billing ${opts.billing}${opts.gateway === root ? "" : `, gateway built in ${opts.gateway}`}; 2 cores shared by every process\n`);
     const results = [];
     for (const n of opts.tasks) {
       // create
@@ -128,6 +152,7 @@ async function main(): Promise<void> {
       let createErrors = 0;
       const startedAt = performance.now();
       await pool(Array.from({ length: n }, (_, i) => i), opts.concurrency, async (i) => {
+        if (opts.createRate > 0) await sleepUntil(startedAt + (i * 1000) / opts.createRate);
         const t0 = performance.now();
         const res = await fetch(`${api}/v1/video/create`, {
           method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
@@ -167,6 +192,7 @@ async function main(): Promise<void> {
         return open.count === 0;
       }, opts.jobMs + 600_000, 1000);
       const lags: number[] = [];
+      const phases: LagPhases[] = [];
       let slowest: { id: string; lag: number; upstreamDone: number } | undefined;
       let failed = 0;
       await pool(ids, 20, async (id) => {
@@ -176,6 +202,8 @@ async function main(): Promise<void> {
         const job = await upstreamJobOf(temporal, simUrl, id);
         const lag = d.closeTime.getTime() - (job.completedAt ?? NaN);
         lags.push(lag);
+        const split = await lagPhasesOf(temporal, id, job.completedAt ?? NaN);
+        if (split) phases.push(split);
         if (lag > (slowest?.lag ?? 0)) slowest = { id, lag, upstreamDone: job.completedAt ?? 0 };
       });
       // A task far behind the rest is worth a look: its history says where the time went.
@@ -192,6 +220,7 @@ async function main(): Promise<void> {
         queries: queryLatencies.length, queryP50: percentile(queryLatencies, 50), queryP99: percentile(queryLatencies, 99), queryErrors,
         inFlightDuringQueries: inFlightAtQuery.count,
         lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), completed: lags.length, failed,
+        lagPhases: Object.fromEntries(LAG_PHASES.map((k) => [k, { p50: percentile(phases.map((x) => x[k]), 50), p99: percentile(phases.map((x) => x[k]), 99) }])),
         peakRssApiMiB: peakApi, peakRssWorkerMiB: peakWorker,
       };
       results.push(row);
@@ -199,6 +228,7 @@ async function main(): Promise<void> {
       console.log(`  create   ${row.createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(row.createP50)}   p99 ${ms(row.createP99)}   errors ${createErrors}`);
       console.log(`  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`);
       console.log(`  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`);
+      console.log(`  phases   ${LAG_PHASES.map((k) => `${k} p50 ${ms(row.lagPhases[k]!.p50)} p99 ${ms(row.lagPhases[k]!.p99)}`).join('   ')}`);
       console.log(`  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB\n`);
     }
     const paths = await benchOtherPaths({ api, auth, simUrl, temporal, n: opts.tasks[0] ?? 100, opts });

@@ -14,6 +14,7 @@ import { createRateLimiter } from '../limits/create-rate-limiter';
 import { BalanceCache } from '../store/balance-cache';
 import { BillingStore } from '../store/billing';
 import { startBillingReconciler } from '../tasks/billing-reconciler';
+import { StartConfirmations } from '../tasks/start-confirmations';
 import { PaidTasks } from '../tasks/paid-tasks';
 import { loadConfig, type Config } from '../config/env';
 import { createLogger } from '../log';
@@ -31,6 +32,8 @@ import { createHealthProbe } from './health';
 
 /** How stale the balance a text request is checked against may be (see BalanceCache). */
 const BALANCE_CACHE_MS = 1000;
+/** Started tasks are told to the store at most this far apart (one statement per batch). */
+const START_CONFIRMATION_FLUSH_MS = 1000;
 
 export interface ApiServer {
   url: string;
@@ -71,6 +74,7 @@ export async function startApiServer(opts: {
   const balances = new BalanceCache(billing, BALANCE_CACHE_MS);
   usage.onBilled((keyId, amount) => balances.billed(keyId, amount));
   const limiter = createRateLimiter(env.REDIS_URL, logger);
+  const starts = new StartConfirmations(billing, START_CONFIRMATION_FLUSH_MS, logger);
   const reconciler = startBillingReconciler(
     billing,
     tasks,
@@ -83,7 +87,7 @@ export async function startApiServer(opts: {
     billing,
     balances,
     limiter,
-    paid: new PaidTasks(tasks, characters, billing, prices, logger),
+    paid: new PaidTasks(tasks, characters, billing, prices, starts, logger),
     config,
     characters,
     channels: channels.filter(isVideoChannel),
@@ -127,6 +131,7 @@ export async function startApiServer(opts: {
         setTimeout(() => server.closeAllConnections(), 5000).unref();
       });
       reconciler.stop();
+      await starts.close();
       await usage.close();
       await limiter.close();
     },

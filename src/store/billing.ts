@@ -162,15 +162,44 @@ export class BillingStore {
     return row?.settled === true;
   }
 
-  /** Tasks charged at least `olderThanSeconds` ago and not yet settled, for the reconciler. */
-  async runningTasks(olderThanSeconds: number, limit = 500): Promise<{ taskId: string; keyId: string; kind: BilledTaskKind }[]> {
+  /**
+   * Unsettled charges the reconciler should look at now: older than `olderThanSeconds` (no
+   * start can still be in flight) and due (never looked at, or their next look has come),
+   * the longest overdue first so that no charge waits behind others.
+   */
+  async chargesDueForCheck(olderThanSeconds: number, limit = 500): Promise<{ taskId: string; keyId: string; kind: BilledTaskKind }[]> {
     const rows = await this.db.query<{ task_id: string; key_id: string; kind: BilledTaskKind }>(
       `select task_id, key_id, kind from billed_tasks
        where state = 'running' and created_at < now() - ($1::int * interval '1 second')
-       order by created_at limit $2`,
+         and (next_check_at is null or next_check_at <= now())
+       order by coalesce(next_check_at, created_at) limit $2`,
       [olderThanSeconds, limit],
     );
     return rows.map((r) => ({ taskId: r.task_id, keyId: r.key_id, kind: r.kind }));
+  }
+
+  /** Started tasks (the API saw their workflow start): the reconciler's first look waits `seconds`. */
+  async deferFirstCheck(taskIds: readonly string[], seconds: number): Promise<void> {
+    if (taskIds.length === 0) return;
+    await this.db.query(
+      `update billed_tasks set next_check_at = now() + ($2::int * interval '1 second')
+       where task_id = any($1::text[]) and state = 'running' and next_check_at is null`,
+      [taskIds, seconds],
+    );
+  }
+
+  /**
+   * Tasks the reconciler found still running: looked at again after as long as they have lived
+   * (at least a minute, at most an hour), so a long task costs a few reads over its life.
+   */
+  async checkAgainLater(taskIds: readonly string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    await this.db.query(
+      `update billed_tasks
+       set next_check_at = now() + least(greatest(now() - created_at, interval '1 minute'), interval '1 hour')
+       where task_id = any($1::text[]) and state = 'running'`,
+      [taskIds],
+    );
   }
 
   /**

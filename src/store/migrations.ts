@@ -103,6 +103,13 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
     // letting the chain grow until autovacuum comes round.
     sql: 'alter table api_keys set (fillfactor = 50)',
   },
+  {
+    id: 6,
+    name: 'when the reconciler next looks at a running charge',
+    // Null: due once the start window has passed. A start the API saw succeed, and a task
+    // the reconciler found running, push it out, so healthy tasks cost Temporal no reads.
+    sql: 'alter table billed_tasks add column next_check_at timestamptz',
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

@@ -5,6 +5,12 @@
  * old enough that no start can still be in flight (`minAgeSeconds`: past the start RPC's
  * deadline, with a margin) and asks Temporal where their workflow stands. Safe to run
  * in every API replica at once: settling is idempotent in the store.
+ *
+ * It reads only charges that are due: a task whose start the API saw (StartConfirmations)
+ * is first looked at after 10 minutes, and a task found running is looked at again after as
+ * long as it has lived (1 minute to 1 hour). So healthy tasks, which settle themselves, cost
+ * Temporal no reads, the oldest due charge is always looked at first, and a workflow an
+ * operator terminated is settled within about its own age (at most an hour) after it ended.
  */
 import type { Logger } from 'pino';
 import type { BillingStore } from '../store/billing';
@@ -32,13 +38,15 @@ export function startBillingReconciler(
 
   async function pass(): Promise<number> {
     let settled = 0;
-    for (const task of await billing.runningTasks(minAgeSeconds)) {
+    const stillRunning: string[] = [];
+    for (const task of await billing.chargesDueForCheck(minAgeSeconds)) {
       let outcome;
       try {
         outcome = await tasks.outcome(task.taskId);
       } catch {
-        return settled; // Temporal unreachable: try again next round.
+        break; // Temporal unreachable: try again next round.
       }
+      if (outcome === 'running') stillRunning.push(task.taskId);
       const done =
         outcome === 'missing' ? await billing.refundTask(task.taskId, 'the task never started')
         : outcome === 'failed' ? await billing.refundTask(task.taskId, "the task's workflow ended without finishing")
@@ -49,6 +57,7 @@ export function startBillingReconciler(
         logger.info({ taskId: task.taskId, outcome }, 'billing reconciler settled a charge');
       }
     }
+    await billing.checkAgainLater(stillRunning);
     return settled;
   }
 

@@ -14,6 +14,7 @@ import { InsufficientQuotaError, RateLimitedError } from '../api/errors';
 import { InsufficientBalance, TooManyTasksInFlight, type BillingStore, type TaskCharge } from '../store/billing';
 import type { CharacterInput } from '../workflows/character';
 import type { CharacterService } from './character-service';
+import type { StartConfirmations } from './start-confirmations';
 import type { TaskService } from './task-service';
 import type { CharacterState, TaskRequest, TaskState } from './task';
 
@@ -29,6 +30,7 @@ export class PaidTasks {
     private readonly characters: CharacterService,
     private readonly billing: BillingStore,
     private readonly prices: PriceTable,
+    private readonly starts: StartConfirmations,
     private readonly logger: Logger,
   ) {}
 
@@ -37,7 +39,9 @@ export class PaidTasks {
     // A task charged ahead (chargeAhead) is not charged again: the charge is idempotent by task id.
     await this.chargeAhead(request);
     try {
-      return await this.tasks.start(request);
+      const state = await this.tasks.start(request);
+      this.starts.started(request.taskId);
+      return state;
     } catch (err) {
       await this.refundIfNeverStarted(request.taskId, err);
       throw err;
@@ -71,7 +75,9 @@ export class PaidTasks {
     const amount = characterPrice(this.prices);
     await this.charge({ keyId: input.ownerId, taskId: input.characterId, kind: 'character', model: 'character', amount });
     try {
-      return await this.characters.create(input);
+      const state = await this.characters.create(input);
+      this.starts.started(input.characterId);
+      return state;
     } catch (err) {
       await this.refundIfNeverStarted(input.characterId, err);
       throw err;

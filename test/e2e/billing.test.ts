@@ -8,6 +8,7 @@
 import { execSync } from 'node:child_process';
 import Anthropic, { PaymentRequiredError, RateLimitError as AnthropicRateLimitError } from '@anthropic-ai/sdk';
 import OpenAI, { APIError as OpenAiApiError, RateLimitError as OpenAiRateLimitError } from 'openai';
+import pg from 'pg';
 import { DEFAULT_PRICES, videoTaskPrice, characterPrice, textUsagePrice } from '../../src/catalog/prices';
 import { auditMismatches, balanceOf, ledgerOf, taskEntries } from '../support/billing';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
@@ -287,8 +288,9 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
   let gw: Gateway;
   let workerDb: TcpProxy;
   let temporal: TcpProxy;
+  let databaseUrl: string;
   beforeAll(async () => {
-    const databaseUrl = await createTestDatabase('crashes');
+    databaseUrl = await createTestDatabase('crashes');
     const pgUrl = new URL(databaseUrl);
     workerDb = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
     const viaProxy = new URL(databaseUrl);
@@ -370,6 +372,28 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
     expect(await taskEntries(gw.url, id, ok.id)).toEqual([`charge:${-FAST}`]);
     expect(await taskEntries(gw.url, id, bad.id)).toEqual([`charge:${-FAST}`, `refund:${FAST}`]);
     expect(await balanceOf(gw.url, id)).toBe(9 * FAST);
+  });
+
+  test('a start the API saw is not read back from Temporal by the reconciler for 10 minutes', async () => {
+    const { key } = await gw.issueKeyWithId('seen-start', { quota: 10 * FAST });
+    const task = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'started [sim:ms=3000]' });
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      let wait: number | null = null;
+      for (let i = 0; i < 40 && wait === null; i++) {
+        await sleep(250);
+        const { rows } = await db.query<{ wait: number | null }>(
+          'select extract(epoch from next_check_at - created_at)::int as wait from billed_tasks where task_id = $1',
+          [task.id],
+        );
+        wait = rows[0]?.wait ?? null;
+      }
+      expect(wait).toBeGreaterThanOrEqual(600);
+      expect(wait).toBeLessThan(615);
+    } finally {
+      await db.end();
+    }
   });
 
   test('a start lost with Temporal unreachable: 503, and the reconciler refunds the charge once it can see no task exists', async () => {

@@ -15,12 +15,15 @@ export interface Child {
   kill(): Promise<number | null>;
 }
 
-/** Runs a compiled entry point (dist/...) with env, its output appended to a log file. */
-export function runNode(entry: string, env: Record<string, string>, logName: string): Child {
+/**
+ * Runs a compiled entry point (dist/...) of the checkout at root (this one by default) with
+ * env and node's own flags, its output appended to a log file.
+ */
+export function runNode(entry: string, env: Record<string, string>, logName: string, root = ROOT, nodeArgs: string[] = []): Child {
   fs.mkdirSync(TEST_DATA, { recursive: true });
   const log = fs.openSync(path.join(TEST_DATA, `${logName}.log`), 'a');
-  const proc = spawn(process.execPath, [path.join(ROOT, entry)], {
-    cwd: ROOT,
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(root, entry)], {
+    cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', log, log],
   });

@@ -60,6 +60,34 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(kinds.sort()).toEqual([`charge:${-PRICE}`, `charge:${-PRICE}`, `grant:${3 * PRICE}`, `refund:${PRICE}`].sort());
   });
 
+  test('the reconciler reads only due charges: unconfirmed first, started ones later, the longest overdue first', async () => {
+    const key = await keys.issue('due', { quota: 10 * PRICE });
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((x) => `due-${key.id}-${x}`) as [string, string, string, string];
+    for (const id of [a, b, c, d]) await charge(key.id, id);
+    // Past the start window (here: none), every unsettled charge is due.
+    const due = async () => (await billing.chargesDueForCheck(-1, 10_000)).map((t) => t.taskId).filter((id) => id.startsWith(`due-${key.id}`));
+    expect((await due()).sort()).toEqual([a, b, c, d]);
+    await billing.deferFirstCheck([a], 600); // the API saw a's workflow start
+    await billing.checkAgainLater([b]); // the reconciler found b running
+    await billing.completeTask(c); // c settled itself
+    expect(await due()).toEqual([d]);
+    // A confirmation after a look changes nothing; a start window still open hides everything.
+    await billing.deferFirstCheck([b], 0);
+    expect(await due()).toEqual([d]);
+    expect((await billing.chargesDueForCheck(3600, 10_000)).filter((t) => t.taskId.startsWith(`due-${key.id}`))).toEqual([]);
+    // b's look came due an hour ago: it goes before d, which became due only now.
+    await opened.db.query("update billed_tasks set next_check_at = now() - interval '1 hour' where task_id = $1", [b]);
+    expect(await due()).toEqual([b, d]);
+    // Looked at again after as long as it has lived, at least a minute.
+    await billing.checkAgainLater([b]);
+    const [row] = await opened.db.query<{ wait: number }>(
+      'select extract(epoch from next_check_at - now())::int as wait from billed_tasks where task_id = $1',
+      [b],
+    );
+    expect(row?.wait).toBeGreaterThanOrEqual(55);
+    expect(row?.wait).toBeLessThanOrEqual(60);
+  });
+
   test('tasks in flight are limited per key; a settled task frees its slot', async () => {
     const key = await keys.issue('slots', { maxConcurrentTasks: 2 });
     await charge(key.id, `s1-${key.id}`);
