@@ -29,6 +29,7 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     env.PROMPT_ENHANCER_BASE_URL && env.PROMPT_ENHANCER_MODEL
       ? chatModelEnhancer(env.PROMPT_ENHANCER_BASE_URL, env.PROMPT_ENHANCER_API_KEY ?? '', env.PROMPT_ENHANCER_MODEL, env.UPSTREAM_TIMEOUT_MS)
       : passThroughEnhancer;
+  const billing = new BillingStore(db);
   const videoActivities = createVideoActivities({
     channels,
     blobs: new BlobStore(config.storageDir),
@@ -38,8 +39,9 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     retryMaxMs: env.UPSTREAM_RETRY_MAX_MS,
     fetchAllowPrivate: env.FETCH_ALLOW_PRIVATE,
     fetchMaxBytes: env.FETCH_MAX_BYTES,
+    settleCompleted: (taskId) => billing.completeTask(taskId),
   });
-  const activities = { ...videoActivities, ...createBillingActivities(new BillingStore(db)) };
+  const activities = { ...videoActivities, ...createBillingActivities(billing) };
   const bundle = workflowBundlePath();
   const workflowSource = fs.existsSync(bundle)
     ? { workflowBundle: { codePath: bundle } }

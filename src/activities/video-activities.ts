@@ -33,7 +33,12 @@ export interface VideoActivityDeps {
   fetchMaxBytes: number;
   /** Largest finished video accepted from a provider. */
   maxVideoBytes?: number;
+  /** Marks a stored task's charge as standing (billing.completeTask); idempotent. */
+  settleCompleted?: (taskId: string) => Promise<unknown>;
 }
+
+/** A stored video, and whether the download step also settled the task's charge. */
+export type StoredVideoResult = StoredVideo & { chargeSettled?: true };
 
 /** Upstream and fetch errors in the workflow's terms. */
 function asFailure(err: unknown): unknown {
@@ -175,9 +180,9 @@ export function createVideoActivities(deps: VideoActivityDeps) {
     },
 
     /** Streams the provider's file into gateway storage; video_url then never points at the provider. */
-    async storeVideo(input: { taskId: string; channel: string; download: DownloadRef }): Promise<StoredVideo> {
+    async storeVideo(input: { taskId: string; channel: string; download: DownloadRef }): Promise<StoredVideoResult> {
       const upstream = client(input.channel);
-      return mapErrors(async () => {
+      const video = await mapErrors(async () => {
         const res = await upstream.download(input.download);
         if (!res.body) throw new UpstreamError('video download: empty body', 'retryable');
         const key = storageKeys.video(input.taskId);
@@ -199,6 +204,17 @@ export function createVideoActivities(deps: VideoActivityDeps) {
         }
         return { key, contentType: 'video/mp4', bytes };
       });
+      // Settled here, in the step that already runs, rather than by a step of its own: that
+      // costs the workflow another round through the worker at every completion. A store that
+      // cannot be reached leaves it to the workflow's settle step, which retries without limit.
+      if (!deps.settleCompleted) return video;
+      try {
+        await deps.settleCompleted(input.taskId);
+        return { ...video, chargeSettled: true };
+      } catch (err) {
+        Context.current().log.warn('the stored task could not be settled here; the workflow settles it', { taskId: input.taskId, err: (err as Error).message });
+        return video;
+      }
     },
   };
 }

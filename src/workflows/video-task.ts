@@ -136,9 +136,11 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       const result = await pollVideo({ channel: plan.channel, jobId });
       if (result.phase === 'failed') return await fail(result.error);
       if (result.phase === 'succeeded') {
-        const video = await storeVideo({ taskId: request.taskId, channel: plan.channel, download: result.download });
+        const { chargeSettled, ...video } = await storeVideo({ taskId: request.taskId, channel: plan.channel, download: result.download });
         // Settled before the status shows: a client that reads "completed" reads a final balance.
-        await settleTask({ taskId: request.taskId, outcome: 'completed' });
+        // The download step settles it when it can reach the store (and histories from before
+        // it did carry no chargeSettled, so they replay through the settle step).
+        if (!chargeSettled) await settleTask({ taskId: request.taskId, outcome: 'completed' });
         publish({ status: 'completed', progress: 100, video });
         return state;
       }

@@ -8,6 +8,7 @@
 import { execSync } from 'node:child_process';
 import Anthropic, { PaymentRequiredError, RateLimitError as AnthropicRateLimitError } from '@anthropic-ai/sdk';
 import OpenAI, { APIError as OpenAiApiError, RateLimitError as OpenAiRateLimitError } from 'openai';
+import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { DEFAULT_PRICES, videoTaskPrice, characterPrice, textUsagePrice } from '../../src/catalog/prices';
 import { auditMismatches, balanceOf, ledgerOf, taskEntries } from '../support/billing';
@@ -289,7 +290,9 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
   let workerDb: TcpProxy;
   let temporal: TcpProxy;
   let databaseUrl: string;
+  let temporalClient: Client;
   beforeAll(async () => {
+    temporalClient = new Client({ connection: await Connection.connect({ address: e2eEnv().temporalAddress }) });
     databaseUrl = await createTestDatabase('crashes');
     const pgUrl = new URL(databaseUrl);
     workerDb = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
@@ -310,7 +313,17 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
     await gw?.stop();
     await workerDb?.close();
     await temporal?.close();
+    await temporalClient?.connection.close();
   }, 120_000);
+
+  /** The local activities a task's workflow ran, by type, from the markers in its history. */
+  async function localActivitiesOf(taskId: string): Promise<string[]> {
+    const history = await temporalClient.workflow.getHandle(taskId).fetchHistory();
+    return (history.events ?? []).flatMap((e) => {
+      const payload = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+      return payload ? [(JSON.parse(Buffer.from(payload).toString('utf8')) as { activity_type: string }).activity_type] : [];
+    });
+  }
 
   /** After the task ends: one charge, a refund exactly when it failed, the balance to match. */
   async function expectSettledOnce(keyId: string, key: string, taskId: string, quota: number): Promise<string> {
@@ -320,6 +333,15 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
     expect(await balanceOf(gw.url, keyId)).toBe(refunded ? quota : quota - FAST);
     return final.status;
   }
+
+  test('a task that completes is settled by its download step, without a settle step of its own', async () => {
+    const { id, key } = await gw.issueKeyWithId('settled-in-store', { quota: 10 * FAST });
+    const task = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'plain [sim:ms=300]' });
+    expect(await expectSettledOnce(id, key, task.id, 10 * FAST)).toBe('completed');
+    const steps = await localActivitiesOf(task.id);
+    expect(steps).toContain('pollVideo');
+    expect(steps).not.toContain('settleTask');
+  });
 
   test('killed before the submit (no worker when the task is created)', async () => {
     const { id, key } = await gw.issueKeyWithId('before-submit', { quota: 10 * FAST });
@@ -369,6 +391,8 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
     const { final: okFinal } = await waitForTerminal(gw.url, key, ok.id, 120_000);
     const { final: badFinal } = await waitForTerminal(gw.url, key, bad.id, 120_000);
     expect([okFinal.status, badFinal.status]).toEqual(['completed', 'failed']);
+    // The download step could not settle the stored task: the workflow's settle step did.
+    expect(await localActivitiesOf(ok.id)).toContain('settleTask');
     expect(await taskEntries(gw.url, id, ok.id)).toEqual([`charge:${-FAST}`]);
     expect(await taskEntries(gw.url, id, bad.id)).toEqual([`charge:${-FAST}`, `refund:${FAST}`]);
     expect(await balanceOf(gw.url, id)).toBe(9 * FAST);
