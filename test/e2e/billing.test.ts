@@ -374,6 +374,15 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
     expect(await expectSettledOnce(id, key, task.id, 10 * FAST)).toBe(outcome);
   });
 
+  test('killed between download attempts (the provider answered 5xx for the file; the store step also settles)', async () => {
+    const { id, key } = await gw.issueKeyWithId('mid-store', { quota: 10 * FAST });
+    const task = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'flaky file [sim:content-5xx=2] [sim:ms=300]' });
+    await sleep(2500); // the job is done and the first download has failed
+    await gw.killWorker();
+    await gw.startWorker();
+    expect(await expectSettledOnce(id, key, task.id, 10 * FAST)).toBe('completed');
+  });
+
   test('killed while the settle step cannot reach the store: completed and failed tasks each settle once', async () => {
     const { id, key } = await gw.issueKeyWithId('mid-settle', { quota: 10 * FAST });
     const ok = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'settles late [sim:ms=2500]' });
