@@ -37,6 +37,9 @@ export interface VideoActivityDeps {
   settleCompleted?: (taskId: string) => Promise<unknown>;
 }
 
+/** How long the download step waits for the store to settle a charge before leaving it to the workflow. */
+const SETTLE_WAIT_MS = 10_000;
+
 /** A stored video, and whether the download step also settled the task's charge. */
 export type StoredVideoResult = StoredVideo & { chargeSettled?: true };
 
@@ -208,12 +211,19 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       // costs the workflow another round through the worker at every completion. A store that
       // cannot be reached leaves it to the workflow's settle step, which retries without limit.
       if (!deps.settleCompleted) return video;
+      let timer: NodeJS.Timeout | undefined;
       try {
-        await deps.settleCompleted(input.taskId);
+        // A store that does not answer is treated as one that cannot be reached (settling is idempotent).
+        await Promise.race([
+          deps.settleCompleted(input.taskId),
+          new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the store did not answer')), SETTLE_WAIT_MS))),
+        ]);
         return { ...video, chargeSettled: true };
       } catch (err) {
         Context.current().log.warn('the stored task could not be settled here; the workflow settles it', { taskId: input.taskId, err: (err as Error).message });
         return video;
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
