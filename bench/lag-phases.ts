@@ -9,14 +9,10 @@
  *   finish  that workflow task started -> workflow completed (its run: settling, completion)
  */
 import type { Client } from '@temporalio/client';
-import { temporal as proto } from '@temporalio/proto';
+import { EventType, eventMillis as millis } from './history';
 
-const EventType = proto.api.enums.v1.EventType;
 export const LAG_PHASES = ['detect', 'queue', 'store', 'pickup', 'finish'] as const;
 export type LagPhases = Record<(typeof LAG_PHASES)[number], number>;
-
-const millis = (e: proto.api.history.v1.IHistoryEvent): number =>
-  Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 
 /** The phases of one completed task, or null when its history has no storeVideo (it did not complete). */
 export async function lagPhasesOf(client: Client, taskId: string, upstreamDoneAt: number): Promise<LagPhases | null> {

@@ -6,13 +6,13 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
+import { EventType, eventMillis } from './history';
 
-const EventType = proto.api.enums.v1.EventType;
 
 export async function slowTaskTimeline(client: Client, taskId: string, upstreamDoneAt: number): Promise<string[]> {
   const history = await client.workflow.getHandle(taskId).fetchHistory();
   return (history.events ?? []).map((e) => {
-    const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+    const at = eventMillis(e);
     const type = (EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '');
     const detail =
       e.activityTaskScheduledEventAttributes?.activityType?.name ??
