@@ -407,26 +407,50 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
     expect(await balanceOf(gw.url, id)).toBe(9 * FAST);
   });
 
-  test('a start the API saw is not read back from Temporal by the reconciler for 10 minutes', async () => {
-    const { key } = await gw.issueKeyWithId('seen-start', { quota: 10 * FAST });
-    const task = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'started [sim:ms=3000]' });
+  /** Seconds from a charge to the reconciler's first look at it, once the API has recorded the start (null before). */
+  async function firstCheckAfter(taskId: string): Promise<number | null> {
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     try {
-      let wait: number | null = null;
-      for (let i = 0; i < 40 && wait === null; i++) {
-        await sleep(250);
+      for (let i = 0; i < 40; i++) {
         const { rows } = await db.query<{ wait: number | null }>(
           'select extract(epoch from next_check_at - created_at)::int as wait from billed_tasks where task_id = $1',
-          [task.id],
+          [taskId],
         );
-        wait = rows[0]?.wait ?? null;
+        if (rows[0]?.wait != null) return rows[0].wait;
+        await sleep(250);
       }
-      expect(wait).toBeGreaterThanOrEqual(600);
-      expect(wait).toBeLessThan(615);
+      return null;
     } finally {
       await db.end();
     }
+  }
+
+  test('a start the API saw is not read back from Temporal by the reconciler for 10 minutes', async () => {
+    const { key } = await gw.issueKeyWithId('seen-start', { quota: 10 * FAST });
+    const task = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'started [sim:ms=3000]' });
+    const wait = await firstCheckAfter(task.id);
+    expect(wait).toBeGreaterThanOrEqual(600);
+    expect(wait).toBeLessThan(615);
+  });
+
+  test('a workflow an operator terminated: the reconciler refunds its charge once, at its next look', async () => {
+    const { id, key } = await gw.issueKeyWithId('terminated', { quota: 10 * FAST });
+    const task = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'terminated [sim:ms=60000]' });
+    expect(await firstCheckAfter(task.id)).toBeGreaterThanOrEqual(600);
+    await temporalClient.workflow.getHandle(task.id).terminate('an operator stopped it');
+    // Ten minutes on: the charge is past the start window and its first look is due.
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    await db.query("update billed_tasks set created_at = now() - interval '11 minutes', next_check_at = now() where task_id = $1", [task.id]);
+    await db.end();
+    let entries: string[] = [];
+    for (let i = 0; i < 60 && !entries.some((e) => e.startsWith('refund')); i++) {
+      await sleep(250);
+      entries = (await ledgerOf(gw.url, id)).filter((e) => e.kind !== 'grant' && e.ref === task.id).map((e) => `${e.kind}:${e.amount}:${e.reason}`);
+    }
+    expect(entries.sort()).toEqual([`charge:${-FAST}:video task`, `refund:${FAST}:the task's workflow ended without finishing`]);
+    expect(await balanceOf(gw.url, id)).toBe(10 * FAST);
   });
 
   test('a start lost with Temporal unreachable: 503, and the reconciler refunds the charge once it can see no task exists', async () => {
