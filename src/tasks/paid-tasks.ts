@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { characterPrice, videoTaskPrice, type PriceTable } from '../catalog/prices';
 import { InsufficientQuotaError, RateLimitedError } from '../api/errors';
 import { InsufficientBalance, TooManyTasksInFlight, type BillingStore, type TaskCharge } from '../store/billing';
+import { ChargeQueue } from '../store/charge-queue';
 import type { CharacterInput } from '../workflows/character';
 import type { CharacterService } from './character-service';
 import type { StartConfirmations } from './start-confirmations';
@@ -25,6 +26,9 @@ export type VideoTaskCharge = Pick<TaskRequest, 'taskId' | 'ownerId' | 'model' |
 const TASKS_IN_FLIGHT_RETRY_SECONDS = 10;
 
 export class PaidTasks {
+  /** Charges of one key arriving together share one transaction (one lock, one commit). */
+  private readonly charges: ChargeQueue;
+
   constructor(
     private readonly tasks: TaskService,
     private readonly characters: CharacterService,
@@ -32,7 +36,9 @@ export class PaidTasks {
     private readonly prices: PriceTable,
     private readonly starts: StartConfirmations,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.charges = new ChargeQueue(billing);
+  }
 
   /** Charges and starts a video (or remix) task. */
   async start(request: TaskRequest): Promise<TaskState> {
@@ -86,7 +92,7 @@ export class PaidTasks {
 
   private async charge(charge: TaskCharge): Promise<void> {
     try {
-      await this.billing.chargeTask(charge);
+      await this.charges.charge(charge);
     } catch (err) {
       if (err instanceof InsufficientBalance) {
         throw new InsufficientQuotaError(

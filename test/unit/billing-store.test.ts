@@ -6,7 +6,8 @@
 import pino from 'pino';
 import { DEFAULT_PRICES } from '../../src/catalog/prices';
 import { auditLedger } from '../../src/store/audit';
-import { BillingStore, InsufficientBalance, TooManyTasksInFlight } from '../../src/store/billing';
+import { BillingStore, InsufficientBalance, TooManyTasksInFlight, type TaskCharge } from '../../src/store/billing';
+import { ChargeQueue } from '../../src/store/charge-queue';
 import type { Db } from '../../src/store/db';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
@@ -33,14 +34,88 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
   const charge = (keyId: string, taskId: string, amount = PRICE) => billing.chargeTask({ keyId, taskId, kind: 'video', model: 'vidgen3', amount });
   const balanceOf = async (keyId: string) => (await billing.balance(keyId))?.balance;
 
-  test('50 concurrent charges on a quota for 5: exactly 5 succeed, balance exactly 0', async () => {
+  // The same races with each charge its own statement, and through the API's queue (a burst of
+  // one key in one transaction), and through two queues at once (two API replicas).
+  const queues = (n: number) => Array.from({ length: n }, () => new ChargeQueue(billing));
+  const chargePaths: [string, () => (c: TaskCharge) => Promise<'charged' | 'already'>][] = [
+    ['one statement each', () => (c) => billing.chargeTask(c)],
+    ['one queue', () => { const [q] = queues(1); return (c) => q!.charge(c); }],
+    ['two queues', () => { const qs = queues(2); let i = 0; return (c) => qs[i++ % 2]!.charge(c); }],
+  ];
+  const video = (keyId: string, taskId: string, amount = PRICE): TaskCharge => ({ keyId, taskId, kind: 'video', model: 'vidgen3', amount });
+
+  test.each(chargePaths)('50 concurrent charges on a quota for 5 (%s): exactly 5 succeed, balance exactly 0', async (_path, makeCharge) => {
+    const chargeVia = makeCharge();
     const key = await keys.issue('race', { quota: 5 * PRICE });
-    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => charge(key.id, `race-${key.id}-${i}`)));
+    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => chargeVia(video(key.id, `race-${key.id}-${i}`))));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(refused).toHaveLength(45);
     for (const r of refused) expect(r.reason).toBeInstanceOf(InsufficientBalance);
     expect(await balanceOf(key.id)).toBe(0);
+    expect((await billing.ledger(key.id, 100)).filter((e) => e.kind === 'charge')).toHaveLength(5);
+  });
+
+  test('a batch of one key is decided in order as single charges would be: each against what those before it left', async () => {
+    const key = await keys.issue('batch', { quota: 6 * PRICE });
+    const id = (x: string) => `batch-${key.id}-${x}`;
+    expect(await charge(key.id, id('before'))).toBe('charged');
+    const outcomes = await billing.chargeTasksOfKey([
+      video(key.id, id('a'), 3 * PRICE),
+      video(key.id, id('b'), 3 * PRICE), // 2 left: refused
+      video(key.id, id('c'), 2 * PRICE), // cheaper, fits
+      video(key.id, id('before')), // charged before this batch
+      video(key.id, id('a'), 3 * PRICE), // earlier in this batch
+      video(key.id, id('d'), 1),
+    ]);
+    expect(outcomes.map((o) => (typeof o === 'string' ? o : o instanceof InsufficientBalance ? `InsufficientBalance:${o.balance}` : o.constructor.name))).toEqual([
+      'charged', `InsufficientBalance:${2 * PRICE}`, 'charged', 'already', 'already', 'InsufficientBalance:0',
+    ]);
+    expect(await balanceOf(key.id)).toBe(0);
+    const charges = (await billing.ledger(key.id, 100)).filter((e) => e.kind === 'charge');
+    expect(charges.map((e) => [e.ref, e.amount]).sort()).toEqual([[id('a'), -3 * PRICE], [id('before'), -PRICE], [id('c'), -2 * PRICE]].sort());
+    expect((await billing.view(key.id))?.tasksInFlight).toBe(3);
+    // Tasks in flight: one slot left takes the first video; a character needs no slot.
+    const slots = await keys.issue('batch-slots', { maxConcurrentTasks: 2 });
+    await charge(slots.id, `bs-${slots.id}-0`);
+    const slotOutcomes = await billing.chargeTasksOfKey([
+      video(slots.id, `bs-${slots.id}-1`),
+      video(slots.id, `bs-${slots.id}-2`),
+      { ...video(slots.id, `bs-${slots.id}-c`), kind: 'character', model: 'character' },
+    ]);
+    expect(slotOutcomes.map((o) => (typeof o === 'string' ? o : o.constructor.name))).toEqual(['charged', 'TooManyTasksInFlight', 'charged']);
+    expect((await billing.view(slots.id))?.tasksInFlight).toBe(2);
+    await expect(billing.chargeTasksOfKey([video(slots.id, 'x'), video(key.id, 'y')])).rejects.toThrow(/one key/);
+  });
+
+  test('the queue sends a burst of one key as one transaction, and a failed transaction fails only its own charges', async () => {
+    const key = await keys.issue('burst', { quota: 100 * PRICE });
+    let transactions = 0;
+    let failNext = false;
+    const counted: Db = {
+      ...opened.db,
+      kind: opened.db.kind,
+      query: (text, params) => opened.db.query(text, params),
+      transaction: async (fn) => {
+        transactions++;
+        if (failNext) {
+          failNext = false;
+          throw new Error('connection reset');
+        }
+        return opened.db.transaction(fn);
+      },
+    };
+    const queue = new ChargeQueue(new BillingStore(counted));
+    // The first goes alone at once; the 49 that arrive while it runs go together.
+    const burst = await Promise.all(Array.from({ length: 50 }, (_, i) => queue.charge(video(key.id, `burst-${key.id}-${i}`))));
+    expect(burst.every((o) => o === 'charged')).toBe(true);
+    expect(transactions).toBe(1);
+    expect(await balanceOf(key.id)).toBe(50 * PRICE);
+    failNext = true;
+    const failed = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => queue.charge(video(key.id, `fail-${key.id}-${i}`))));
+    expect(failed.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect(await queue.charge(video(key.id, `fail-${key.id}-1`))).toBe('charged');
+    expect(await balanceOf(key.id)).toBe(48 * PRICE);
   });
 
   test('a task is charged once however often the charge is repeated, refunded once however often the refund is', async () => {
@@ -100,9 +175,10 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect((await billing.view(key.id))?.balance).toBeNull();
   });
 
-  test('50 concurrent charges with 3 tasks in flight allowed: exactly 3 succeed', async () => {
+  test.each(chargePaths)('50 concurrent charges with 3 tasks in flight allowed (%s): exactly 3 succeed', async (_path, makeCharge) => {
+    const chargeVia = makeCharge();
     const key = await keys.issue('slot-race', { maxConcurrentTasks: 3 });
-    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => charge(key.id, `slot-race-${key.id}-${i}`)));
+    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => chargeVia(video(key.id, `slot-race-${key.id}-${i}`))));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(TooManyTasksInFlight);
     expect((await billing.view(key.id))?.tasksInFlight).toBe(3);
