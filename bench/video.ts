@@ -8,7 +8,8 @@
  *   creates/s, create latency p50/p99, query latency p50/p99 (while all N are in flight),
  *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed)
  *   and its phases (bench/lag-phases.ts),
- *   and the peak RSS of the API and worker processes; the slowest task, when it finished more
+ *   and the peak RSS of the API and worker processes, the CPU ms per task of every process on
+ *   the machine (bench/cpu.ts) during the creates and during completion; the slowest task, when it finished more
  *   than 20 s after its upstream job, with its workflow history as a timeline.
  * Then the other paths, with the first N: /v1/videos (multipart create, retrieve) and video
  * chat completions streamed by 50 concurrent clients (time to the first chunk, and the lag
@@ -33,6 +34,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
+import { cpuPerItem, cpuSnapshot, formatCpu } from './cpu';
 import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
@@ -117,7 +119,8 @@ async function main(): Promise<void> {
   try {
     const simPort = await freePort();
     const simUrl = `http://127.0.0.1:${simPort}`;
-    children.push(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway));
+    const simulatorProc = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway);
+    children.push(simulatorProc);
     await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 
     const apiPort = await freePort();
@@ -137,6 +140,8 @@ async function main(): Promise<void> {
     children.push(apiProc, workerProc);
     await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
 
+    // RSS once started and idle, so that the peak under load can be read as growth.
+    const startRss = { api: rssMiB(apiProc.proc.pid), worker: rssMiB(workerProc.proc.pid) };
     const issued = (await (await fetch(`${api}/admin/keys`, {
       method: 'POST', headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(benchKeyBody(opts.billing)),
     })).json()) as { key: string };
@@ -150,6 +155,11 @@ async function main(): Promise<void> {
       const ids: string[] = [];
       const createLatencies: number[] = [];
       let createErrors = 0;
+      const cpu = () => cpuSnapshot(
+        { api: apiProc.proc.pid, worker: workerProc.proc.pid, simulator: simulatorProc.proc.pid },
+        { temporal: 'temporal', postgres: 'postgres' },
+      );
+      const cpuBeforeCreates = cpu();
       const startedAt = performance.now();
       await pool(Array.from({ length: n }, (_, i) => i), opts.concurrency, async (i) => {
         if (opts.createRate > 0) await sleepUntil(startedAt + (i * 1000) / opts.createRate);
@@ -164,6 +174,7 @@ async function main(): Promise<void> {
         else createErrors++;
       });
       const createSeconds = (performance.now() - startedAt) / 1000;
+      const cpuCreates = cpuPerItem(cpuBeforeCreates, cpu(), n);
 
       // query, while the tasks are in flight
       const queryLatencies: number[] = [];
@@ -182,6 +193,7 @@ async function main(): Promise<void> {
         }
       }));
       const inFlightAtQuery = await temporal.workflow.count(`GatewayOwner IS NOT NULL AND ExecutionStatus = "Running"`);
+      const cpuBeforeCompletion = cpu();
 
       // completion
       const owner = ((await temporal.workflow.getHandle(ids[0]!).describe()).searchAttributes.GatewayOwner as string[])[0];
@@ -191,6 +203,7 @@ async function main(): Promise<void> {
         const open = await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`);
         return open.count === 0;
       }, opts.jobMs + 600_000, 1000);
+      const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
       const lags: number[] = [];
       const phases: LagPhases[] = [];
       let slowest: { id: string; lag: number; upstreamDone: number } | undefined;
@@ -221,7 +234,8 @@ async function main(): Promise<void> {
         inFlightDuringQueries: inFlightAtQuery.count,
         lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), completed: lags.length, failed,
         lagPhases: Object.fromEntries(LAG_PHASES.map((k) => [k, { p50: percentile(phases.map((x) => x[k]), 50), p99: percentile(phases.map((x) => x[k]), 99) }])),
-        peakRssApiMiB: peakApi, peakRssWorkerMiB: peakWorker,
+        peakRssApiMiB: peakApi, peakRssWorkerMiB: peakWorker, startRssApiMiB: startRss.api, startRssWorkerMiB: startRss.worker,
+        cpuMsPerTask: { creates: cpuCreates, completion: cpuCompletion },
       };
       results.push(row);
       console.log(`${n} tasks in flight`);
@@ -229,7 +243,9 @@ async function main(): Promise<void> {
       console.log(`  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`);
       console.log(`  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`);
       console.log(`  phases   ${LAG_PHASES.map((k) => `${k} p50 ${ms(row.lagPhases[k]!.p50)} p99 ${ms(row.lagPhases[k]!.p99)}`).join('   ')}`);
-      console.log(`  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB\n`);
+      console.log(`  cpu      ms per task, creates: ${formatCpu(cpuCreates)}`);
+      console.log(`           ms per task, from the queries to the last completion: ${formatCpu(cpuCompletion)}`);
+      console.log(`  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB (idle at start: api ${startRss.api.toFixed(0)}, worker ${startRss.worker.toFixed(0)})\n`);
     }
     const paths = await benchOtherPaths({ api, auth, simUrl, temporal, n: opts.tasks[0] ?? 100, opts });
     await temporal.connection.close();

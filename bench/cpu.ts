@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+
+/**
+ * CPU time of the processes that share the machine during a benchmark phase, from
+ * /proc/<pid>/stat (user + system, every thread). On 2 shared cores a change in throughput is
+ * usually a change in CPU per request somewhere, and not always in the gateway's own
+ * processes: this says in which one (the dev server, PostgreSQL's backends, ...).
+ */
+export type CpuGroups = Record<string, number>;
+
+const TICK_MS = 10; // CLK_TCK is 100 on Linux
+
+function pidCpuMs(pid: number): number {
+  try {
+    // Fields after the command (which may hold spaces) start at its closing parenthesis.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime, stime
+  } catch {
+    return 0; // gone
+  }
+}
+
+/** The pids whose command name is `comm` (e.g. every PostgreSQL backend). */
+function pidsNamed(comm: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** CPU ms used so far by each group: named pids, plus every process of a command name. */
+export function cpuSnapshot(pids: Record<string, number | undefined>, commands: Record<string, string>): CpuGroups {
+  const out: CpuGroups = {};
+  for (const [name, pid] of Object.entries(pids)) out[name] = pid ? pidCpuMs(pid) : NaN;
+  for (const [name, comm] of Object.entries(commands)) out[name] = pidsNamed(comm).reduce((sum, pid) => sum + pidCpuMs(pid), 0);
+  const self = process.cpuUsage();
+  out.bench = (self.user + self.system) / 1000;
+  return out;
+}
+
+/** CPU ms per item between two snapshots, per group. */
+export function cpuPerItem(before: CpuGroups, after: CpuGroups, items: number): CpuGroups {
+  return Object.fromEntries(Object.keys(after).map((k) => [k, ((after[k] ?? NaN) - (before[k] ?? NaN)) / items]));
+}
+
+export const formatCpu = (perItem: CpuGroups): string =>
+  `${Object.entries(perItem).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')} (total ${Object.values(perItem).reduce((a, b) => a + (Number.isNaN(b) ? 0 : b), 0).toFixed(2)})`;
