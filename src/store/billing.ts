@@ -126,63 +126,73 @@ export class BillingStore {
   }
 
   /**
-   * Charges several tasks of ONE key in one transaction: the key's row is locked once, the
+   * Charges several tasks of ONE key in one statement: the key's row is locked once, the
    * charges are decided in their order exactly as chargeTask would decide them one after the
-   * other (each against the balance and tasks in flight left by those before it), and the
-   * accepted ones are written in one statement. A burst of creates on one key then costs one
-   * lock and one commit instead of one each. Each result is 'charged', 'already' (the task id
-   * was charged before, or earlier in this batch) or the refusal chargeTask would throw.
+   * other (a recursive walk carrying the balance and tasks in flight that those before each
+   * left), and the accepted ones are written. A burst of creates on one key then costs one lock,
+   * one round trip and one commit instead of one each. Each result is 'charged', 'already'
+   * (the task id was charged before, or earlier in this batch) or the refusal chargeTask would
+   * throw.
    */
   async chargeTasksOfKey(charges: readonly TaskCharge[]): Promise<ChargeOutcome[]> {
     const keyId = charges[0]?.keyId;
     if (keyId === undefined) return [];
     if (charges.some((c) => c.keyId !== keyId)) throw new Error('chargeTasksOfKey: charges of one key only');
-    return this.db.transaction(async (tx) => {
-      const [key] = await tx.query<KeyBillingRow & { tasks_in_flight: number; existing: string[] | null }>(
-        `select limited, balance, max_concurrent_tasks, tasks_in_flight,
-                (select array_agg(task_id) from billed_tasks where task_id = any($2::text[])) as existing
-         from api_keys where id = $1 for update`,
-        [keyId, charges.map((c) => c.taskId)],
-      );
-      if (!key) throw new UnknownKey(`no key ${keyId}`);
-      const seen = new Set(key.existing ?? []);
-      let balance = num(key.balance);
-      let inFlight = key.tasks_in_flight;
-      const accepted: TaskCharge[] = [];
-      const outcomes = charges.map((c): ChargeOutcome => {
-        if (seen.has(c.taskId)) return 'already';
-        if (key.limited && balance < c.amount) return new InsufficientBalance(balance, c.amount);
-        if (c.kind === 'video' && key.max_concurrent_tasks !== null && inFlight >= key.max_concurrent_tasks) {
-          return new TooManyTasksInFlight(key.max_concurrent_tasks);
-        }
-        seen.add(c.taskId);
-        balance -= c.amount;
-        if (c.kind === 'video') inFlight += 1;
-        accepted.push(c);
-        return 'charged';
-      });
-      if (accepted.length > 0) {
-        // The task rows, their ledger entries and the balance in one statement; the balance
-        // moves by what the ledger received, so it equals its ledger whatever happens.
-        await tx.query(
-          `with input as (
-             select * from unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) with ordinality as i(task_id, kind, model, amount, ord)
-           ), task as (
-             insert into billed_tasks (task_id, key_id, kind, model, amount, state)
-             select task_id, $1, kind, model, amount, 'running' from input order by ord
-             on conflict (task_id) do nothing returning task_id, kind, model, amount
-           ), entry as (
-             insert into ledger_entries (key_id, kind, amount, ref, reason, model)
-             select $1, 'charge', -t.amount, t.task_id, t.kind || ' task', t.model from task t join input i using (task_id) order by i.ord
-             on conflict (kind, ref) do nothing returning ref, amount
-           )
-           update api_keys set balance = balance + (select coalesce(sum(amount), 0) from entry),
-                               tasks_in_flight = tasks_in_flight + (select count(*) from task where kind = 'video' and task_id in (select ref from entry))
-           where id = $1`,
-          [keyId, accepted.map((c) => c.taskId), accepted.map((c) => c.kind), accepted.map((c) => c.model), accepted.map((c) => c.amount)],
-        );
+    const rows = await this.db.query<{ ord: string | number; outcome: 'charged' | 'already' | 'balance' | 'slots'; balance_before: string | number; max_concurrent_tasks: number | null; written: boolean }>(
+      `with recursive key as (
+         select id, limited, balance, max_concurrent_tasks, tasks_in_flight from api_keys where id = $1 for update
+       ), input as (
+         select i.task_id, i.kind, i.model, i.amount, i.ord,
+                row_number() over (partition by i.task_id order by i.ord) > 1
+                  or exists (select 1 from billed_tasks b where b.task_id = i.task_id) as repeated
+         from unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) with ordinality as i(task_id, kind, model, amount, ord)
+       ), walk (ord, balance, in_flight, outcome, balance_before) as (
+         select 0::bigint, k.balance, k.tasks_in_flight, '', k.balance from key k
+         union all
+         select i.ord,
+                case when d.outcome = 'charged' then w.balance - i.amount else w.balance end,
+                case when d.outcome = 'charged' and i.kind = 'video' then w.in_flight + 1 else w.in_flight end,
+                d.outcome, w.balance
+         from walk w
+         join input i on i.ord = w.ord + 1
+         cross join key k
+         cross join lateral (select case
+           when i.repeated then 'already'
+           when k.limited and w.balance < i.amount then 'balance'
+           when i.kind = 'video' and k.max_concurrent_tasks is not null and w.in_flight >= k.max_concurrent_tasks then 'slots'
+           else 'charged' end as outcome) d
+       ), task as (
+         insert into billed_tasks (task_id, key_id, kind, model, amount, state)
+         select i.task_id, $1, i.kind, i.model, i.amount, 'running' from input i join walk w using (ord)
+         where w.outcome = 'charged' order by i.ord
+         on conflict (task_id) do nothing returning task_id, kind
+       ), entry as (
+         insert into ledger_entries (key_id, kind, amount, ref, reason, model)
+         select $1, 'charge', -i.amount, i.task_id, i.kind || ' task', i.model from input i join task t using (task_id)
+         where not i.repeated order by i.ord
+         on conflict (kind, ref) do nothing returning ref, amount
+       ), moved as (
+         -- The balance moves by what the ledger received, so it equals its ledger whatever happens.
+         update api_keys set balance = balance + (select sum(amount) from entry),
+                             tasks_in_flight = tasks_in_flight + (select count(*) from task where kind = 'video' and task_id in (select ref from entry))
+         where id = $1 and exists (select 1 from entry) returning id
+       )
+       select w.ord, w.outcome, w.balance_before, k.max_concurrent_tasks,
+              exists (select 1 from entry e join input i on i.task_id = e.ref where i.ord = w.ord) as written
+       from walk w cross join key k where w.ord > 0 order by w.ord`,
+      [keyId, charges.map((c) => c.taskId), charges.map((c) => c.kind), charges.map((c) => c.model), charges.map((c) => c.amount)],
+    );
+    if (rows.length === 0) throw new UnknownKey(`no key ${keyId}`);
+    return charges.map((c, i): ChargeOutcome => {
+      const row = rows[i];
+      if (!row) throw new Error(`no outcome for charge ${i} of the batch`);
+      switch (row.outcome) {
+        // Accepted but not written: the task id was charged meanwhile (that charge stands).
+        case 'charged': return row.written ? 'charged' : 'already';
+        case 'already': return 'already';
+        case 'balance': return new InsufficientBalance(num(row.balance_before), c.amount);
+        case 'slots': return new TooManyTasksInFlight(row.max_concurrent_tasks ?? 0);
       }
-      return outcomes;
     });
   }
 

@@ -6,7 +6,7 @@
 import pino from 'pino';
 import { DEFAULT_PRICES } from '../../src/catalog/prices';
 import { auditLedger } from '../../src/store/audit';
-import { BillingStore, InsufficientBalance, TooManyTasksInFlight, type TaskCharge } from '../../src/store/billing';
+import { BillingStore, InsufficientBalance, TooManyTasksInFlight, UnknownKey, type TaskCharge } from '../../src/store/billing';
 import { ChargeQueue } from '../../src/store/charge-queue';
 import type { Db } from '../../src/store/db';
 import { KeyStore } from '../../src/store/keys';
@@ -86,36 +86,40 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(slotOutcomes.map((o) => (typeof o === 'string' ? o : o.constructor.name))).toEqual(['charged', 'TooManyTasksInFlight', 'charged']);
     expect((await billing.view(slots.id))?.tasksInFlight).toBe(2);
     await expect(billing.chargeTasksOfKey([video(slots.id, 'x'), video(key.id, 'y')])).rejects.toThrow(/one key/);
+    await expect(billing.chargeTasksOfKey([video('key_none', 'x'), video('key_none', 'y')])).rejects.toBeInstanceOf(UnknownKey);
   });
 
-  test('the queue sends a burst of one key as one transaction, and a failed transaction fails only its own charges', async () => {
+  test('the queue sends a burst of one key as two statements, and a failed statement fails only its own charges', async () => {
     const key = await keys.issue('burst', { quota: 100 * PRICE });
-    let transactions = 0;
-    let failNext = false;
+    let statements = 0;
+    let failAt = 0; // the number of the statement that fails (none: 0)
     const counted: Db = {
       ...opened.db,
       kind: opened.db.kind,
-      query: (text, params) => opened.db.query(text, params),
-      transaction: async (fn) => {
-        transactions++;
-        if (failNext) {
-          failNext = false;
-          throw new Error('connection reset');
-        }
-        return opened.db.transaction(fn);
+      query: async (text, params) => {
+        if (++statements === failAt) throw new Error('connection reset');
+        return opened.db.query(text, params);
       },
+      transaction: (fn) => opened.db.transaction(fn),
     };
     const queue = new ChargeQueue(new BillingStore(counted));
     // The first goes alone at once; the 49 that arrive while it runs go together.
     const burst = await Promise.all(Array.from({ length: 50 }, (_, i) => queue.charge(video(key.id, `burst-${key.id}-${i}`))));
     expect(burst.every((o) => o === 'charged')).toBe(true);
-    expect(transactions).toBe(1);
+    expect(statements).toBe(2);
     expect(await balanceOf(key.id)).toBe(50 * PRICE);
-    failNext = true;
-    const failed = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => queue.charge(video(key.id, `fail-${key.id}-${i}`))));
-    expect(failed.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-    expect(await queue.charge(video(key.id, `fail-${key.id}-1`))).toBe('charged');
-    expect(await balanceOf(key.id)).toBe(48 * PRICE);
+    // The lone first charge fails; the two that waited for it go on together.
+    failAt = statements + 1;
+    const lone = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => queue.charge(video(key.id, `lone-${key.id}-${i}`))));
+    expect(lone.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    // The batch fails; the lone first stands.
+    failAt = statements + 2;
+    const batch = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => queue.charge(video(key.id, `batch-${key.id}-${i}`))));
+    expect(batch.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    // Nothing of a failed statement was kept: charged again, each is charged once.
+    expect(await queue.charge(video(key.id, `lone-${key.id}-0`))).toBe('charged');
+    expect(await queue.charge(video(key.id, `batch-${key.id}-1`))).toBe('charged');
+    expect(await balanceOf(key.id)).toBe((100 - 50 - 2 - 1 - 2) * PRICE);
   });
 
   test('a task is charged once however often the charge is repeated, refunded once however often the refund is', async () => {
