@@ -9,8 +9,9 @@
  *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed)
  *   and its phases (bench/lag-phases.ts),
  *   and the peak RSS of the API and worker processes, the CPU ms per task of every process on
- *   the machine (bench/cpu.ts) during the creates and during completion; the slowest task, when it finished more
- *   than 20 s after its upstream job, with its workflow history as a timeline.
+ *   the machine (bench/cpu.ts) during the creates and during completion; the slowest task,
+ *   when it finished more than 20 s after its upstream job, with its workflow history as a
+ *   timeline.
  * Then the other paths, with the first N: /v1/videos (multipart create, retrieve) and video
  * chat completions streamed by 50 concurrent clients (time to the first chunk, and the lag
  * from upstream completion to the video_url event).

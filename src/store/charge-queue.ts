@@ -11,7 +11,7 @@ interface Waiting {
  * Group commit of task charges, per key. Every charge of one key takes that key's row lock,
  * so a burst of creates on one key would run one statement and one commit after another.
  * Here a key has at most one charge (or batch) in the store at a time; the charges of that key
- * arriving meanwhile wait and then go together, in arrival order, as one transaction
+ * arriving meanwhile wait and then go together, in arrival order, as one statement
  * (BillingStore.chargeTasksOfKey). A lone charge goes at once, as a single statement, so
  * batching adds no wait when there is no burst. Keys never wait for each other.
  */
@@ -21,7 +21,7 @@ export class ChargeQueue {
 
   constructor(
     private readonly billing: BillingStore,
-    /** Charges per transaction at most, so one statement stays small whatever the burst. */
+    /** Charges per statement at most, so one statement stays small whatever the burst. */
     private readonly maxBatch = 100,
   ) {}
 

@@ -26,7 +26,7 @@ export type VideoTaskCharge = Pick<TaskRequest, 'taskId' | 'ownerId' | 'model' |
 const TASKS_IN_FLIGHT_RETRY_SECONDS = 10;
 
 export class PaidTasks {
-  /** Charges of one key arriving together share one transaction (one lock, one commit). */
+  /** Charges of one key arriving together share one statement (one lock, one commit). */
   private readonly charges: ChargeQueue;
 
   constructor(
