@@ -83,46 +83,17 @@ export class BillingStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Charges a task before anything is started for it, in ONE statement: the key's row is
-   * locked, the balance and the tasks in flight (a counter on the same row) are checked on its
-   * latest version, and the task row, its ledger entry and the new balance are written. The row
-   * lock is held only while that statement runs, not across round trips, so concurrent creates
-   * of one key queue only for each other's statement and commit (about 1.5 ms each on PostgreSQL
-   * here, so ~700 charges/s for one key), and 50 of them on a quota for 5 accept exactly 5.
-   * Charging a task id again changes nothing ('already'): the charge is idempotent by task id.
+   * Charges a task before anything is started for it, in ONE statement (chargeTasksOfKey with
+   * one charge): the key's row is locked, the balance and the tasks in flight (a counter on the
+   * same row) are checked on its latest version, and the task row, its ledger entry and the new
+   * balance are written. The row lock is held only while that statement runs, not across round
+   * trips, so 50 concurrent charges on a quota for 5 accept exactly 5. Charging a task id again
+   * changes nothing ('already'): the charge is idempotent by task id. Throws the refusal.
    */
   async chargeTask(charge: TaskCharge): Promise<'charged' | 'already'> {
-    const [row] = await this.db.query<{ limited: boolean; balance: string | number; max_concurrent_tasks: number | null; allowed: boolean; charged: boolean }>(
-      `with key as (
-         select id, limited, balance, max_concurrent_tasks, tasks_in_flight from api_keys where id = $2 for update
-       ), allowed as (
-         select id from key
-         where (not limited or balance >= $5::bigint)
-           and ($3 <> 'video' or max_concurrent_tasks is null or tasks_in_flight < max_concurrent_tasks)
-       ), task as (
-         insert into billed_tasks (task_id, key_id, kind, model, amount, state)
-         select $1, id, $3, $4, $5::bigint, 'running' from allowed
-         on conflict (task_id) do nothing returning task_id
-       ), entry as (
-         insert into ledger_entries (key_id, kind, amount, ref, reason, model)
-         select $2, 'charge', -$5::bigint, task_id, $6, $4 from task
-         on conflict (kind, ref) do nothing returning amount
-       ), moved as (
-         update api_keys set balance = balance + (select amount from entry),
-                             tasks_in_flight = tasks_in_flight + (case when $3 = 'video' then 1 else 0 end)
-         where id = $2 and exists (select 1 from entry) returning id
-       )
-       select k.limited, k.balance, k.max_concurrent_tasks,
-              exists (select 1 from allowed) as allowed, exists (select 1 from moved) as charged
-       from key k`,
-      [charge.taskId, charge.keyId, charge.kind, charge.model, charge.amount, `${charge.kind} task`],
-    );
-    if (!row) throw new UnknownKey(`no key ${charge.keyId}`);
-    if (row.charged) return 'charged';
-    // Refused, unless this task id was charged before (then the earlier charge stands).
-    if (row.allowed || (await this.db.query('select 1 from billed_tasks where task_id = $1', [charge.taskId])).length > 0) return 'already';
-    if (row.limited && num(row.balance) < charge.amount) throw new InsufficientBalance(num(row.balance), charge.amount);
-    throw new TooManyTasksInFlight(row.max_concurrent_tasks ?? 0);
+    const [outcome] = await this.chargeTasksOfKey([charge]);
+    if (outcome === 'charged' || outcome === 'already') return outcome;
+    throw outcome ?? new Error('no outcome for the charge');
   }
 
   /**
