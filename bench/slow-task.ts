@@ -8,7 +8,6 @@ import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { EventType, eventMillis } from './history';
 
-
 export async function slowTaskTimeline(client: Client, taskId: string, upstreamDoneAt: number): Promise<string[]> {
   const history = await client.workflow.getHandle(taskId).fetchHistory();
   return (history.events ?? []).map((e) => {

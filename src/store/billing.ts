@@ -98,12 +98,12 @@ export class BillingStore {
 
   /**
    * Charges several tasks of ONE key in one statement: the key's row is locked once, the
-   * charges are decided in their order exactly as chargeTask would decide them one after the
+   * charges are decided in their order exactly as if each were charged alone, one after the
    * other (a recursive walk carrying the balance and tasks in flight that those before each
    * left), and the accepted ones are written. A burst of creates on one key then costs one lock,
    * one round trip and one commit instead of one each. Each result is 'charged', 'already'
-   * (the task id was charged before, or earlier in this batch) or the refusal chargeTask would
-   * throw.
+   * (the task id was charged before, or earlier in this batch) or the refusal (chargeTask throws
+   * it).
    */
   async chargeTasksOfKey(charges: readonly TaskCharge[]): Promise<ChargeOutcome[]> {
     const keyId = charges[0]?.keyId;

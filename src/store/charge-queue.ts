@@ -12,8 +12,8 @@ interface Waiting {
  * so a burst of creates on one key would run one statement and one commit after another.
  * Here a key has at most one charge (or batch) in the store at a time; the charges of that key
  * arriving meanwhile wait and then go together, in arrival order, as one statement
- * (BillingStore.chargeTasksOfKey). A lone charge goes at once, as a single statement, so
- * batching adds no wait when there is no burst. Keys never wait for each other.
+ * (BillingStore.chargeTasksOfKey). A lone charge goes at once, so batching adds no wait when
+ * there is no burst. Keys never wait for each other.
  */
 export class ChargeQueue {
   /** Keys with a charge in the store, and the charges that arrived for them since. */
@@ -49,11 +49,6 @@ export class ChargeQueue {
   }
 
   private async execute(batch: readonly Waiting[]): Promise<void> {
-    const [only] = batch;
-    if (batch.length === 1 && only) {
-      await this.billing.chargeTask(only.charge).then(only.resolve, only.reject);
-      return;
-    }
     try {
       const outcomes = await this.billing.chargeTasksOfKey(batch.map((w) => w.charge));
       batch.forEach((w, i) => {
