@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import { LocalRateLimiter, type RateLimiter } from './rate-limiter';
-import { RedisRateLimiter } from './redis-rate-limiter';
 
 /**
  * Redis when REDIS_URL is set, so every replica draws from one bucket per key; in-process
@@ -11,5 +10,8 @@ export function createRateLimiter(redisUrl: string | undefined, logger: Logger):
   const url = redisUrl?.trim();
   if (!url) return new LocalRateLimiter();
   logger.info('rate limiter: shared through Redis');
+  // Loaded only here: importing ioredis builds its several hundred command methods (about 6 MiB
+  // allocated at start-up), which a gateway without REDIS_URL should not pay for.
+  const { RedisRateLimiter } = require('./redis-rate-limiter') as typeof import('./redis-rate-limiter');
   return new RedisRateLimiter(url, logger);
 }
