@@ -221,18 +221,20 @@ describe('rate limits', () => {
   }, 120_000);
 
   test('429 with Retry-After on every endpoint family, through the SDKs\' RateLimitError where there is one', async () => {
-    const families: [string, (key: string) => Promise<{ status: number; retryAfter: string | null; error: unknown }>][] = [
+    // `remaining` is the x-ratelimit-remaining-requests header where the test reads raw HTTP.
+    type Seen = { status: number; retryAfter: string | null; error: unknown; remaining?: string | null };
+    const families: [string, (key: string) => Promise<Seen>][] = [
       ['video', async (key) => {
         const r = await call(`${gw.url}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: 'limited [sim:ms=200]' } });
-        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body };
+        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
       }],
       ['videos', async (key) => {
         const r = await call(`${gw.url}/v1/videos/video_doesnotexist`, { key });
-        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body };
+        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
       }],
       ['characters', async (key) => {
         const r = await call(`${gw.url}/motion/v1/characters/char_nobody`, { key });
-        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body };
+        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
       }],
       ['chat', async (key) => {
         const openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
@@ -257,6 +259,8 @@ describe('rate limits', () => {
       const third = await request(key);
       expect({ family, status: third.status }).toEqual({ family, status: 429 });
       expect(Number(third.retryAfter)).toBeGreaterThanOrEqual(1);
+      // Answers let a client pace itself: what is left of the minute, whatever the status.
+      if (first.remaining !== undefined) expect({ family, remaining: [first.remaining, second.remaining, third.remaining] }).toEqual({ family, remaining: ['1', '0', '0'] });
     }
   });
 

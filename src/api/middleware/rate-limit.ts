@@ -20,18 +20,21 @@ export function enforceRateLimit(ctx: ParameterizedContext<GatewayState>, limite
 
 /** The decision's x-ratelimit-* headers on the answer, or a 429 carrying them. */
 function apply(ctx: ParameterizedContext<GatewayState>, decision: RateDecision): void {
-  const headers = {
-    'x-ratelimit-limit-requests': String(decision.limit),
-    'x-ratelimit-remaining-requests': String(decision.remaining),
-    'x-ratelimit-reset-requests': `${Math.max(0, Math.ceil(decision.resetSeconds))}s`,
-  };
+  const limit = String(decision.limit);
+  const remaining = String(decision.remaining);
+  const reset = `${Math.max(0, Math.ceil(decision.resetSeconds))}s`;
   if (!decision.allowed) {
     throw new RateLimitedError(
       `Rate limit reached: this key may make ${decision.limit} requests per minute. Retry after ${Math.ceil(decision.retryAfterSeconds)} s.`,
       decision.retryAfterSeconds,
       'rate_limit_exceeded',
-      headers,
+      { 'x-ratelimit-limit-requests': limit, 'x-ratelimit-remaining-requests': remaining, 'x-ratelimit-reset-requests': reset },
     );
   }
-  ctx.set(headers);
+  // Straight onto the Node response: Koa's ctx.set builds several arrays per call, and this
+  // runs on every request of a key with a limit (a measurable share of the API's garbage).
+  const res = ctx.res;
+  res.setHeader('x-ratelimit-limit-requests', limit);
+  res.setHeader('x-ratelimit-remaining-requests', remaining);
+  res.setHeader('x-ratelimit-reset-requests', reset);
 }
