@@ -152,6 +152,7 @@ export class BillingStore {
               exists (select 1 from entry e join input i on i.task_id = e.ref where i.ord = w.ord) as written
        from walk w cross join key k where w.ord > 0 order by w.ord`,
       [keyId, charges.map((c) => c.taskId), charges.map((c) => c.kind), charges.map((c) => c.model), charges.map((c) => c.amount)],
+      'billing_charge_tasks_of_key',
     );
     if (rows.length === 0) throw new UnknownKey(`no key ${keyId}`);
     return charges.map((c, i): ChargeOutcome => {
@@ -189,6 +190,7 @@ export class BillingStore {
        )
        select exists (select 1 from moved) as refunded`,
       [taskId, reason],
+      'billing_refund_task',
     );
     return row?.refunded === true;
   }
@@ -203,6 +205,7 @@ export class BillingStore {
        )
        select exists (select 1 from task) as settled`,
       [taskId],
+      'billing_complete_task',
     );
     return row?.settled === true;
   }

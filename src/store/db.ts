@@ -4,7 +4,11 @@
  * PostgreSQL server, so one schema and one set of migrations serve both.
  */
 export interface Sql {
-  query<R extends object>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  /**
+   * `prepareAs` names a statement run on every request (a charge, a settle): PostgreSQL then
+   * parses it once per connection instead of each time. The embedded store ignores it.
+   */
+  query<R extends object>(text: string, params?: readonly unknown[], prepareAs?: string): Promise<R[]>;
 }
 
 export interface Db extends Sql {

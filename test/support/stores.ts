@@ -19,7 +19,7 @@ export async function embeddedStore(): Promise<OpenedStore> {
   return { db, cleanup: async () => (await db.close(), fs.rmSync(dir, { recursive: true, force: true })) };
 }
 
-export async function postgresStore(): Promise<OpenedStore> {
+export async function postgresStore(maxConnections?: number): Promise<OpenedStore> {
   const adminUrl = await ensurePostgres();
   const name = `gw_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -28,7 +28,7 @@ export async function postgresStore(): Promise<OpenedStore> {
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const db = await openPostgresDb(url.href);
+  const db = await openPostgresDb(url.href, maxConnections);
   return {
     db,
     cleanup: async () => {
