@@ -109,7 +109,7 @@ export class BillingStore {
     const keyId = charges[0]?.keyId;
     if (keyId === undefined) return [];
     if (charges.some((c) => c.keyId !== keyId)) throw new Error('chargeTasksOfKey: charges of one key only');
-    const rows = await this.db.query<{ ord: string | number; outcome: 'charged' | 'already' | 'balance' | 'slots'; balance_before: string | number; max_concurrent_tasks: number | null; written: boolean }>(
+    const rows = await this.db.query<{ outcome: 'charged' | 'already' | 'balance' | 'slots'; balance_before: string | number; max_concurrent_tasks: number | null; written: boolean }>(
       `with recursive key as (
          select id, limited, balance, max_concurrent_tasks, tasks_in_flight from api_keys where id = $1 for update
        ), input as (
@@ -148,7 +148,7 @@ export class BillingStore {
                              tasks_in_flight = tasks_in_flight + (select count(*) from task where kind = 'video' and task_id in (select ref from entry))
          where id = $1 and exists (select 1 from entry) returning id
        )
-       select w.ord, w.outcome, w.balance_before, k.max_concurrent_tasks,
+       select w.outcome, w.balance_before, k.max_concurrent_tasks,
               exists (select 1 from entry e join input i on i.task_id = e.ref where i.ord = w.ord) as written
        from walk w cross join key k where w.ord > 0 order by w.ord`,
       [keyId, charges.map((c) => c.taskId), charges.map((c) => c.kind), charges.map((c) => c.model), charges.map((c) => c.amount)],
