@@ -72,13 +72,9 @@ export async function startApiServer(opts: {
   const billing = new BillingStore(db);
   const usage = new UsageRecorder(db, env.USAGE_FLUSH_MS, logger, billing, prices);
   const balances = new BalanceCache(billing, BALANCE_CACHE_MS);
+  usage.onBilled((keyId, amount) => balances.billed(keyId, amount));
   const limiter = createRateLimiter(env.REDIS_URL, logger);
   const starts = new StartConfirmations(billing, START_CONFIRMATION_FLUSH_MS, logger);
-  const paid = new PaidTasks(tasks, characters, billing, prices, starts, logger, env.CHARGE_GATE_TIMEOUT_MS);
-  usage.onBilled((keyId, amount) => {
-    balances.billed(keyId, amount);
-    paid.textBilled(keyId, amount);
-  });
   const reconciler = startBillingReconciler(
     billing,
     tasks,
@@ -91,7 +87,7 @@ export async function startApiServer(opts: {
     billing,
     balances,
     limiter,
-    paid,
+    paid: new PaidTasks(tasks, characters, billing, prices, starts, logger),
     config,
     characters,
     channels: channels.filter(isVideoChannel),

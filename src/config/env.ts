@@ -40,8 +40,6 @@ export const envSchema = z.object({
   REDIS_URL: optionalString,
   /** How often charges whose workflow never started (or was terminated) are settled; 0 = never. */
   BILLING_RECONCILE_SECONDS: int(0, 86_400).default(60),
-  /** How long a video task started alongside its charge waits for that charge before ending uncharged. */
-  CHARGE_GATE_TIMEOUT_MS: int(1000, 3_600_000).default(120_000),
 
   // Temporal
   TEMPORAL_ADDRESS: optionalString,

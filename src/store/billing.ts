@@ -67,14 +67,6 @@ export class UnknownKey extends Error {}
 /** What became of one charge of a batch: charged, charged before, or refused. */
 export type ChargeOutcome = 'charged' | 'already' | InsufficientBalance | TooManyTasksInFlight;
 
-/** What a key had left after a charge: its balance and its video tasks in flight, and their limits. */
-export interface KeyFunds {
-  limited: boolean;
-  balance: number;
-  tasksInFlight: number;
-  maxConcurrentTasks: number | null;
-}
-
 /** Quota applies only to keys issued with one. */
 export class UnlimitedKey extends Error {}
 
@@ -114,23 +106,10 @@ export class BillingStore {
    * it).
    */
   async chargeTasksOfKey(charges: readonly TaskCharge[]): Promise<ChargeOutcome[]> {
-    return (await this.chargeBatch(charges)).outcomes;
-  }
-
-  /** chargeTasksOfKey, and what the key had left once the batch was decided. */
-  async chargeBatch(charges: readonly TaskCharge[]): Promise<{ outcomes: ChargeOutcome[]; funds: KeyFunds | null }> {
     const keyId = charges[0]?.keyId;
-    if (keyId === undefined) return { outcomes: [], funds: null };
+    if (keyId === undefined) return [];
     if (charges.some((c) => c.keyId !== keyId)) throw new Error('chargeTasksOfKey: charges of one key only');
-    const rows = await this.db.query<{
-      outcome: 'charged' | 'already' | 'balance' | 'slots';
-      balance_before: string | number;
-      balance_after: string | number;
-      in_flight_after: string | number;
-      limited: boolean;
-      max_concurrent_tasks: number | null;
-      written: boolean;
-    }>(
+    const rows = await this.db.query<{ outcome: 'charged' | 'already' | 'balance' | 'slots'; balance_before: string | number; max_concurrent_tasks: number | null; written: boolean }>(
       `with recursive key as (
          select id, limited, balance, max_concurrent_tasks, tasks_in_flight from api_keys where id = $1 for update
        ), input as (
@@ -169,21 +148,14 @@ export class BillingStore {
                              tasks_in_flight = tasks_in_flight + (select count(*) from task where kind = 'video' and task_id in (select ref from entry))
          where id = $1 and exists (select 1 from entry) returning id
        )
-       select w.outcome, w.balance_before, w.balance as balance_after, w.in_flight as in_flight_after, k.limited, k.max_concurrent_tasks,
+       select w.outcome, w.balance_before, k.max_concurrent_tasks,
               exists (select 1 from entry e join input i on i.task_id = e.ref where i.ord = w.ord) as written
        from walk w cross join key k where w.ord > 0 order by w.ord`,
       [keyId, charges.map((c) => c.taskId), charges.map((c) => c.kind), charges.map((c) => c.model), charges.map((c) => c.amount)],
       'billing_charge_tasks_of_key',
     );
     if (rows.length === 0) throw new UnknownKey(`no key ${keyId}`);
-    const last = rows[rows.length - 1]!;
-    const funds: KeyFunds = {
-      limited: last.limited,
-      balance: num(last.balance_after),
-      tasksInFlight: num(last.in_flight_after),
-      maxConcurrentTasks: last.max_concurrent_tasks,
-    };
-    const outcomes = charges.map((c, i): ChargeOutcome => {
+    return charges.map((c, i): ChargeOutcome => {
       const row = rows[i];
       if (!row) throw new Error(`no outcome for charge ${i} of the batch`);
       switch (row.outcome) {
@@ -194,7 +166,6 @@ export class BillingStore {
         case 'slots': return new TooManyTasksInFlight(row.max_concurrent_tasks ?? 0);
       }
     });
-    return { outcomes, funds };
   }
 
   /**
@@ -225,12 +196,6 @@ export class BillingStore {
   }
 
   /** The task finished: its charge stands and its in-flight slot is free. True when this call settled it. */
-  /** Where a task's charge stands: null when the task was never charged (or not yet). */
-  async chargeState(taskId: string): Promise<'running' | 'completed' | 'refunded' | null> {
-    const rows = await this.db.query<{ state: 'running' | 'completed' | 'refunded' }>('select state from billed_tasks where task_id = $1', [taskId]);
-    return rows[0]?.state ?? null;
-  }
-
   async completeTask(taskId: string): Promise<boolean> {
     const [row] = await this.db.query<{ settled: boolean }>(
       `with task as (

@@ -1,9 +1,7 @@
 /**
  * Tasks that cost credits: the charge is written before anything is started (so a key whose
  * balance is short gets 402 with nothing made), then the workflow starts, and the workflow
- * settles the charge when it ends (completed: it stands; failed: refunded once). When this
- * process has just seen that the key can pay, a video task's workflow starts alongside its
- * charge and waits for it (its charge gate) before calling any provider.
+ * settles the charge when it ends (completed: it stands; failed: refunded once).
  *
  * A charge is never left without its task: when the start is refused for sure (the workflow
  * does not exist) the charge is refunded at once; when Temporal cannot say (it is down), the
@@ -38,43 +36,14 @@ export class PaidTasks {
     private readonly prices: PriceTable,
     private readonly starts: StartConfirmations,
     private readonly logger: Logger,
-    /** How long a task started alongside its charge waits for it before ending uncharged. */
-    private readonly chargeGateMs: number,
   ) {
     this.charges = new ChargeQueue(billing);
   }
 
-  /**
-   * Charges and starts a video (or remix) task. When the key's funds seen here a moment ago
-   * cover the charge, the workflow starts alongside it instead of after it (it waits for the
-   * charge before calling anything upstream): the charge's round trip is then off the create's
-   * path. A charge refused anyway (something else spent the key meanwhile) ends that workflow
-   * at once and answers the refusal, as the charge-first path does.
-   */
+  /** Charges and starts a video (or remix) task. */
   async start(request: TaskRequest): Promise<TaskState> {
-    const charge = this.videoCharge(request);
-    if (!this.charges.surelyPasses(charge)) {
-      // A task charged ahead (chargeAhead) is not charged again: the charge is idempotent by task id.
-      await this.charge(charge);
-      return this.startCharged(request);
-    }
-    const [charged, started] = await Promise.allSettled([this.charge(charge), this.tasks.start(request, { timeoutMs: this.chargeGateMs })]);
-    if (charged.status === 'rejected') {
-      if (started.status === 'fulfilled') {
-        const ended = await this.tasks.abandon(request.taskId, 'its charge was refused');
-        this.logger.info({ taskId: request.taskId, ended }, 'charge refused after the task started alongside it; task ended before any upstream call');
-      }
-      throw charged.reason;
-    }
-    if (started.status === 'rejected') {
-      await this.refundIfNeverStarted(request.taskId, started.reason);
-      throw started.reason;
-    }
-    this.starts.started(request.taskId);
-    return started.value;
-  }
-
-  private async startCharged(request: TaskRequest): Promise<TaskState> {
+    // A task charged ahead (chargeAhead) is not charged again: the charge is idempotent by task id.
+    await this.chargeAhead(request);
     try {
       const state = await this.tasks.start(request);
       this.starts.started(request.taskId);
@@ -85,16 +54,6 @@ export class PaidTasks {
     }
   }
 
-  /** The key's credits changed outside its charges (a grant): the next charge goes first again. */
-  fundsChanged(keyId: string): void {
-    this.charges.forget(keyId);
-  }
-
-  /** The key's text usage was billed by this process. */
-  textBilled(keyId: string, amount: number): void {
-    this.charges.spent(keyId, amount);
-  }
-
   /**
    * Charges a video task before it can be started, for a request that must make something
    * else first (a character saved to the library): a key that cannot pay for the task gets its
@@ -102,10 +61,6 @@ export class PaidTasks {
    * when the request is refused before the task starts.
    */
   async chargeAhead(task: VideoTaskCharge): Promise<void> {
-    await this.charge(this.videoCharge(task));
-  }
-
-  private videoCharge(task: VideoTaskCharge): TaskCharge {
     const amount = videoTaskPrice(this.prices, {
       model: task.model,
       seconds: task.seconds,
@@ -113,7 +68,7 @@ export class PaidTasks {
       enableUpsample: task.enableUpsample,
       remix: task.remixOf !== undefined,
     });
-    return { keyId: task.ownerId, taskId: task.taskId, kind: 'video', model: task.model, amount };
+    await this.charge({ keyId: task.ownerId, taskId: task.taskId, kind: 'video', model: task.model, amount });
   }
 
   /** Refunds a charge taken with chargeAhead for a task that will not be started. */

@@ -20,7 +20,7 @@ import {
 } from '@temporalio/client';
 import { ServiceUnavailableError } from '../api/errors';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
-import { STATE_QUERY, type ChargeGate, type VideoTaskInput } from '../workflows/video-task-types';
+import { STATE_QUERY, type VideoTaskInput } from '../workflows/video-task-types';
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
 
 export interface TaskServiceOptions {
@@ -51,10 +51,9 @@ export class TaskService {
     return this.connection.withDeadline(Date.now() + timeoutMs, fn);
   }
 
-  /** Starts the task's workflow; with `chargeGate` it calls no provider until its charge is in the store. */
-  async start(request: TaskRequest, chargeGate?: ChargeGate): Promise<TaskState> {
+  async start(request: TaskRequest): Promise<TaskState> {
     const state = initialState(request);
-    const input: VideoTaskInput = chargeGate ? { request, chargeGate } : { request };
+    const input: VideoTaskInput = { request };
     try {
       await this.rpc(() =>
         this.client.workflow.start('videoTaskWorkflow', {
@@ -75,19 +74,6 @@ export class TaskService {
       throw unavailable(err);
     }
     return state;
-  }
-
-  /**
-   * Ends a task started alongside a charge that was then refused, before it calls anything
-   * upstream. Best effort: a run this cannot reach ends itself when its charge gate times out.
-   */
-  async abandon(id: string, reason: string): Promise<boolean> {
-    try {
-      await this.rpc(() => this.client.workflow.getHandle(id).terminate(reason));
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /** The task's state, or null when it does not exist or belongs to another key. */

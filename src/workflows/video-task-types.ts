@@ -19,19 +19,8 @@ export interface VideoTaskResume {
   submittedAt: number;
 }
 
-/**
- * A task started alongside its charge (the API saw the key could pay): its workflow calls no
- * provider until the charge is in the store, and ends as failed (never charged, never sent
- * upstream) when it is not there within `timeoutMs`.
- */
-export interface ChargeGate {
-  timeoutMs: number;
-}
-
 export interface VideoTaskInput {
   request: TaskRequest;
-  /** Absent: the task was charged before its workflow started. */
-  chargeGate?: ChargeGate;
   resume?: VideoTaskResume;
 }
 
@@ -42,7 +31,6 @@ export const FAILURE_TYPES = {
   upstreamRejected: 'UpstreamRejected',
   inputRejected: 'InputRejected',
   noChannel: 'NoChannel',
-  notCharged: 'NotCharged',
 } as const;
 
 export type { TaskError };

@@ -23,8 +23,7 @@ import type { VideoActivities } from '../activities/video-activities';
 import { SA_STATUS } from '../temporal/search-attributes';
 import { initialState, type TaskError, type TaskState } from '../tasks/task';
 import { estimateProgress, nextProgress } from './progress';
-import { attemptsWithin } from './retry-budget';
-import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type ChargeGate, type VideoTaskInput } from './video-task-types';
+import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type VideoTaskInput } from './video-task-types';
 
 export const stateQuery = defineQuery<TaskState>(STATE_QUERY);
 
@@ -110,15 +109,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       ({ plan, jobId, submittedAt } = input.resume);
     } else {
       // A remix, or a cast of existing characters, must run where its source lives.
-      const planned = planChannel({ model: request.model, channel: request.remixOf?.channel ?? request.cast?.channel });
-      if (input.chargeGate) {
-        // Planned meanwhile; a failed plan is read below, once the gate has passed.
-        planned.catch(() => undefined);
-        const charged = await passChargeGate(request.taskId, input.chargeGate);
-        // Nothing was charged, so the settle step of `fail` finds nothing to refund.
-        if (charged !== true) return await fail(charged);
-      }
-      plan = await planned;
+      plan = await planChannel({ model: request.model, channel: request.remixOf?.channel ?? request.cast?.channel });
       const { enhancePrompt, createCharacter, submitVideo, submitRemix } = upstreamActivities(plan);
       let prompt = request.prompt;
       if (request.enhancePrompt) {
@@ -171,30 +162,6 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
     await settleTask({ taskId: request.taskId, outcome: 'failed', reason: error.message });
     publish({ status: 'failed', error });
     return state;
-  }
-}
-
-/**
- * Waits (retrying a store read inside the workflow task, then on timers) until the task's
- * charge is in the store. True, or why the task ends uncharged before anything is sent upstream.
- */
-async function passChargeGate(taskId: string, gate: ChargeGate): Promise<true | TaskError> {
-  const retry = { initialInterval: 50, backoffCoefficient: 2, maximumInterval: 2000 };
-  const { awaitCharge } = proxyLocalActivities<BillingActivities>({
-    startToCloseTimeout: '10s',
-    scheduleToCloseTimeout: gate.timeoutMs,
-    // The SDK's internal retries of a local activity do not stop at scheduleToCloseTimeout,
-    // so the attempts are counted out of the timeout as well.
-    retry: { ...retry, maximumAttempts: attemptsWithin(gate.timeoutMs, retry), nonRetryableErrorTypes: [FAILURE_TYPES.notCharged] },
-  });
-  try {
-    await awaitCharge(taskId);
-    return true;
-  } catch (err) {
-    if (err instanceof ActivityFailure || err instanceof ApplicationFailure) {
-      return { code: 'not_charged', message: 'The task was not charged (its create request failed), so nothing was sent to the provider.' };
-    }
-    throw err;
   }
 }
 

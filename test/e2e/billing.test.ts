@@ -11,8 +11,6 @@ import OpenAI, { APIError as OpenAiApiError, RateLimitError as OpenAiRateLimitEr
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { DEFAULT_PRICES, videoTaskPrice, characterPrice, textUsagePrice } from '../../src/catalog/prices';
-import type { TaskState } from '../../src/tasks/task';
-import type { VideoTaskInput } from '../../src/workflows/video-task-types';
 import { auditMismatches, balanceOf, ledgerOf, taskEntries } from '../support/billing';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
 import { createTestDatabase } from '../support/services';
@@ -431,84 +429,6 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
       await db.end();
     }
   }
-
-  /** The input a task's workflow was started with, from the first event of its history. */
-  async function workflowInputOf(taskId: string): Promise<VideoTaskInput> {
-    const history = await temporalClient.workflow.getHandle(taskId).fetchHistory();
-    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-    return JSON.parse(Buffer.from(payload!).toString('utf8')) as VideoTaskInput;
-  }
-
-  /** The activities (not local ones) a task's workflow scheduled: a provider is called only from these. */
-  async function activitiesOf(taskId: string): Promise<string[]> {
-    const history = await temporalClient.workflow.getHandle(taskId).fetchHistory();
-    return (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name ?? ''] : []));
-  }
-
-  test('a key seen able to pay: its next task starts alongside its charge and calls the provider only once the charge is in', async () => {
-    const { id, key } = await gw.issueKeyWithId('alongside', { quota: 10 * FAST });
-    const first = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'charged first [sim:ms=300]' });
-    const second = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'alongside [sim:ms=300]' });
-    // Nothing known of the key before its first charge: that task was charged, then started.
-    expect((await workflowInputOf(first.id)).chargeGate).toBeUndefined();
-    expect((await workflowInputOf(second.id)).chargeGate).toEqual({ timeoutMs: 120_000 });
-    for (const task of [first, second]) {
-      expect((await waitForTerminal(gw.url, key, task.id)).final.status).toBe('completed');
-      expect(await taskEntries(gw.url, id, task.id)).toEqual([`charge:${-FAST}`]);
-    }
-    expect(await localActivitiesOf(second.id)).toContain('awaitCharge');
-    expect(await localActivitiesOf(first.id)).not.toContain('awaitCharge');
-    expect(await balanceOf(gw.url, id)).toBe(8 * FAST);
-  });
-
-  test('a charge refused after its task started alongside it (credits spent elsewhere): 402, the task ended before any provider call', async () => {
-    const { id, key } = await gw.issueKeyWithId('spent-elsewhere', { quota: 2 * FAST });
-    const first = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'first [sim:ms=300]' });
-    // The API saw FAST left; another replica (here: the store directly) spends it.
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    await db.query(
-      `with e as (insert into ledger_entries (key_id, kind, amount, ref, reason) values ($1, 'grant', $2, $3, 'spent elsewhere') returning amount)
-       update api_keys set balance = balance + (select amount from e) where id = $1`,
-      [id, -FAST, `test:${id}`],
-    );
-    await db.end();
-    const refused = await call<{ error: { code: string } }>(`${gw.url}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: 'refused [sim:ms=300]' } });
-    expect(refused.status).toBe(402);
-    expect(refused.body.error.code).toBe('insufficient_quota');
-    // Its workflow was started alongside the charge and ended at once, without an upstream step.
-    let others: string[] = [];
-    for (let i = 0; i < 40 && others.length === 0; i++) {
-      await sleep(250);
-      others = [];
-      for await (const run of temporalClient.workflow.list({ query: `GatewayOwner = '${id}'` })) if (run.workflowId !== first.id) others.push(run.workflowId);
-    }
-    expect(others).toHaveLength(1);
-    const abandoned = await temporalClient.workflow.getHandle(others[0]!).describe();
-    expect(abandoned.status.name).toBe('TERMINATED');
-    expect(await activitiesOf(others[0]!)).toEqual([]);
-    expect(await taskEntries(gw.url, id, others[0]!)).toEqual([]);
-    expect(await expectSettledOnce(id, key, first.id, FAST)).toBe('completed');
-    expect(await balanceOf(gw.url, id)).toBe(0);
-  });
-
-  test('a task started alongside a charge that never comes: failed as not_charged at its gate timeout, nothing sent upstream', async () => {
-    const { key } = await gw.issueKeyWithId('never-charged', { quota: 10 * FAST });
-    const template = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'template [sim:ms=300]' });
-    // The create request that would have charged it died: the same input with a gate and no charge.
-    const input = await workflowInputOf(template.id);
-    const taskId = `${template.id}-uncharged`;
-    const handle = await temporalClient.workflow.start('videoTaskWorkflow', {
-      taskQueue: gw.taskQueue,
-      workflowId: taskId,
-      args: [{ request: { ...input.request, taskId }, chargeGate: { timeoutMs: 1500 } } satisfies VideoTaskInput],
-    });
-    const final = (await handle.result()) as TaskState;
-    expect(final.status).toBe('failed');
-    expect(final.error?.code).toBe('not_charged');
-    expect(await activitiesOf(taskId)).toEqual([]);
-    expect(await localActivitiesOf(taskId)).toContain('awaitCharge');
-  });
 
   test('a start the API saw is not read back from Temporal by the reconciler for 10 minutes', async () => {
     const { key } = await gw.issueKeyWithId('seen-start', { quota: 10 * FAST });

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { DEFAULT_PRICES } from '../../src/catalog/prices';
 import { auditLedger } from '../../src/store/audit';
 import { BillingStore, InsufficientBalance, TooManyTasksInFlight, UnknownKey, type TaskCharge } from '../../src/store/billing';
-import { ChargeQueue, FUNDS_TRUSTED_MS } from '../../src/store/charge-queue';
+import { ChargeQueue } from '../../src/store/charge-queue';
 import type { Db } from '../../src/store/db';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
@@ -120,40 +120,6 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(await queue.charge(video(key.id, `lone-${key.id}-0`))).toBe('charged');
     expect(await queue.charge(video(key.id, `batch-${key.id}-1`))).toBe('charged');
     expect(await balanceOf(key.id)).toBe((100 - 50 - 2 - 1 - 2) * PRICE);
-  });
-
-  test('the queue says a charge surely passes only when the funds its last charge left cover it and every undecided charge', async () => {
-    const key = await keys.issue('sure', { quota: 3 * PRICE });
-    const queue = new ChargeQueue(billing);
-    const task = (i: number, amount = PRICE) => video(key.id, `sure-${key.id}-${i}`, amount);
-    // Nothing seen of the key yet.
-    expect(queue.surelyPasses(task(0))).toBe(false);
-    await queue.charge(task(0));
-    expect(queue.surelyPasses(task(1))).toBe(true); // 2 left
-    expect(queue.surelyPasses(task(1, 3 * PRICE))).toBe(false);
-    // An undecided charge counts as spent.
-    const pending = queue.charge(task(1));
-    expect(queue.surelyPasses(task(2))).toBe(true);
-    expect(queue.surelyPasses(task(2, 2 * PRICE))).toBe(false);
-    await pending;
-    expect(queue.surelyPasses(task(2, 2 * PRICE))).toBe(false);
-    expect(queue.surelyPasses(task(2))).toBe(true);
-    // Seen too long ago, spent on text, or changed by a grant: not sure.
-    expect(queue.surelyPasses(task(2), Date.now() + FUNDS_TRUSTED_MS + 1)).toBe(false);
-    queue.spent(key.id, 1);
-    expect(queue.surelyPasses(task(2))).toBe(false);
-    await queue.charge(task(2, PRICE - 1)); // the store knows nothing of that text: 1 credit left
-    expect(await balanceOf(key.id)).toBe(1);
-    expect(queue.surelyPasses(task(3, 1))).toBe(true);
-    queue.forget(key.id);
-    expect(queue.surelyPasses(task(3, 0))).toBe(false);
-    // Slots: an unlimited key with one video in flight allowed.
-    const slots = await keys.issue('sure-slots', { maxConcurrentTasks: 1 });
-    await queue.charge({ ...video(slots.id, `ss-${slots.id}-c`), kind: 'character', model: 'character' });
-    expect(queue.surelyPasses(video(slots.id, `ss-${slots.id}-0`, 10 ** 9))).toBe(true);
-    await queue.charge(video(slots.id, `ss-${slots.id}-0`));
-    expect(queue.surelyPasses(video(slots.id, `ss-${slots.id}-1`))).toBe(false);
-    expect(queue.surelyPasses({ ...video(slots.id, `ss-${slots.id}-c2`), kind: 'character', model: 'character' })).toBe(true);
   });
 
   test('a task is charged once however often the charge is repeated, refunded once however often the refund is', async () => {

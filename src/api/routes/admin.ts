@@ -9,7 +9,6 @@ import type { BalanceCache } from '../../store/balance-cache';
 import type { Db } from '../../store/db';
 import type { ApiKey, KeyStore } from '../../store/keys';
 import type { UsageRecorder } from '../../store/usage';
-import type { PaidTasks } from '../../tasks/paid-tasks';
 import type { GatewayState } from '../context';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
@@ -50,8 +49,6 @@ export interface AdminDeps {
   keys: KeyStore;
   billing: BillingStore;
   balances: BalanceCache;
-  /** Told of grants, so a create after a removal of credits is charged before it starts. */
-  paid: Pick<PaidTasks, 'fundsChanged'>;
   usage: UsageRecorder;
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
@@ -64,7 +61,7 @@ const usageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(10
  * revoke), a key's balance, quota, ledger and text usage, the ledger audit, and the text
  * channels' health. Views of money flush the usage queued in this process first.
  */
-export function adminRoutes({ db, keys, billing, balances, paid, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
+export function adminRoutes({ db, keys, billing, balances, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin' });
 
   /** The key with its balance (null when unlimited), what it has spent and its tasks in flight. */
@@ -138,7 +135,6 @@ export function adminRoutes({ db, keys, billing, balances, paid, usage, textChan
       throw err;
     }
     balances.forget(key.id);
-    paid.fundsChanged(key.id);
     ctx.body = { id: key.id, object: 'api_key.quota', balance };
     ctx.state.log.info({ keyId: key.id, delta: body.delta }, 'quota changed');
   });
