@@ -22,26 +22,23 @@
  * Everything shares the machine's cores. Results also go to bench-results/text-<time>.json.
  * See docs/bench-text.md.
  */
-import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
-import type { Child } from '../test/support/processes';
+import { runNode, type Child } from '../test/support/processes';
 import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
+import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB } from './proc-stats';
+import { closedLoop, fire, listOf, MODES, now, openLoop, PROTOCOLS, scenario, toMs, type Mode, type Outcome, type Protocol, type Scenario, type Target } from './text-load';
 
 // ---------------------------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------------------------
 
-const PROTOCOLS = ['anthropic', 'openai'] as const;
-const MODES = ['plain', 'stream'] as const;
 const TARGETS = ['direct', 'gateway'] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-type Protocol = (typeof PROTOCOLS)[number];
-type Mode = (typeof MODES)[number];
 type TargetName = (typeof TARGETS)[number];
 
 interface Options {
@@ -55,13 +52,6 @@ interface Options {
   logLevel: string;
   cpuProfDir: string | null;
   billing: BillingMode;
-}
-
-function listOf<T extends string>(name: string, value: string, allowed: readonly T[]): T[] {
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
-  const bad = items.filter((s) => !(allowed as readonly string[]).includes(s));
-  if (items.length === 0 || bad.length > 0) throw new Error(`--${name}: expected a comma-separated list of ${allowed.join(', ')}; got '${value}'`);
-  return allowed.filter((a) => items.includes(a));
 }
 
 function parseArgs(argv: string[]): Options {
@@ -92,232 +82,6 @@ function parseArgs(argv: string[]): Options {
     billing: billingModeOf(get('billing', 'on')),
   };
 }
-
-// ---------------------------------------------------------------------------------------------
-// Requests and their validation
-// ---------------------------------------------------------------------------------------------
-
-interface Scenario {
-  protocol: Protocol;
-  mode: Mode;
-  path: string;
-  body: Buffer;
-  headers: http.OutgoingHttpHeaders;
-  /** null when the response is a complete, successful answer; else why not. */
-  check(body: string): string | null;
-}
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function parseObject(body: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(body);
-    return isRecord(value) ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The last SSE event block of a stream (blank-line separated). */
-function lastEvent(body: string): string {
-  const blocks = body.trimEnd().split(/\r?\n\r?\n/);
-  return blocks[blocks.length - 1] ?? '';
-}
-
-function scenario(protocol: Protocol, mode: Mode, key: string): Scenario {
-  const stream = mode === 'stream';
-  if (protocol === 'anthropic') {
-    const body = { model: 'cm-sonnet-4.5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello bench' }], ...(stream ? { stream: true } : {}) };
-    return {
-      protocol, mode, path: '/v1/messages', body: Buffer.from(JSON.stringify(body)),
-      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
-      check: stream
-        ? (text) => (/^(event: *message_stop|data: *\{"type": *"message_stop")/m.test(lastEvent(text)) ? null : 'stream did not end with message_stop')
-        : (text) => {
-          const msg = parseObject(text);
-          return msg && msg.type === 'message' && Array.isArray(msg.content) && typeof msg.stop_reason === 'string' ? null : 'not a complete message';
-        },
-    };
-  }
-  const body = {
-    model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello bench' }],
-    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
-  };
-  return {
-    protocol, mode, path: '/v1/chat/completions', body: Buffer.from(JSON.stringify(body)),
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    check: stream
-      ? (text) => (lastEvent(text).trim() === 'data: [DONE]' ? null : 'stream did not end with data: [DONE]')
-      : (text) => {
-        const c = parseObject(text);
-        const choice = c && Array.isArray(c.choices) ? (c.choices as unknown[])[0] : undefined;
-        return c && c.object === 'chat.completion' && isRecord(choice) && typeof choice.finish_reason === 'string' ? null : 'not a complete chat.completion';
-      },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The load generator
-// ---------------------------------------------------------------------------------------------
-
-interface Target {
-  name: TargetName;
-  host: string;
-  port: number;
-  agent: http.Agent;
-}
-
-/** One finished request; times are process.hrtime.bigint() nanoseconds. */
-interface Outcome {
-  scheduled: bigint;
-  sent: bigint;
-  firstByte: bigint;
-  end: bigint;
-  error: string | null;
-}
-
-const REQUEST_IDLE_TIMEOUT_MS = 15_000;
-const now = (): bigint => process.hrtime.bigint();
-
-/** Sends one request; `done` is called exactly once, after the last byte or on failure. */
-function fire(target: Target, sc: Scenario, scheduled: bigint, done: (o: Outcome) => void): void {
-  const sent = now();
-  let firstByte = 0n;
-  let finished = false;
-  const finish = (error: string | null) => {
-    if (finished) return;
-    finished = true;
-    done({ scheduled, sent, firstByte, end: now(), error });
-  };
-  const req = http.request(
-    {
-      agent: target.agent, host: target.host, port: target.port, method: 'POST', path: sc.path,
-      headers: { ...sc.headers, 'content-length': sc.body.length },
-    },
-    (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => {
-        if (firstByte === 0n) firstByte = now();
-        chunks.push(chunk);
-      });
-      res.on('end', () => {
-        const end = now();
-        if (finished) return;
-        finished = true;
-        let error: string | null = null;
-        if (res.statusCode !== 200) error = `status ${res.statusCode ?? '?'}`;
-        else error = sc.check(Buffer.concat(chunks).toString('utf8'));
-        done({ scheduled, sent, firstByte: firstByte || end, end, error });
-      });
-      res.on('error', (err: NodeJS.ErrnoException) => finish(`response ${err.code ?? err.message}`));
-      res.on('close', () => finish('response closed early'));
-    },
-  );
-  req.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
-  req.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? err.message));
-  req.end(sc.body);
-}
-
-/** Open loop: request i is due at start + i/rate whatever happened to the earlier ones. */
-function openLoop(target: Target, sc: Scenario, rate: number, seconds: number): Promise<Outcome[]> {
-  const total = Math.max(1, Math.round(rate * seconds));
-  const intervalNs = 1e9 / rate;
-  const outcomes: Outcome[] = [];
-  const start = now() + 1_000_000n;
-  const due = (i: number): bigint => start + BigInt(Math.round(i * intervalNs));
-  return new Promise((resolve) => {
-    let next = 0;
-    let pending = 0;
-    const onDone = (o: Outcome) => {
-      outcomes.push(o);
-      pending -= 1;
-      if (next === total && pending === 0) resolve(outcomes);
-    };
-    const tick = () => {
-      const t = now();
-      while (next < total && due(next) <= t) {
-        pending += 1;
-        fire(target, sc, due(next), onDone);
-        next += 1;
-      }
-      // Timers have 1 ms granularity: a late tick sends every request that fell due meanwhile.
-      if (next < total) setTimeout(tick, Math.max(0, Number(due(next) - now()) / 1e6));
-    };
-    tick();
-  });
-}
-
-/** Closed loop: `concurrency` connections, each sends again as soon as its answer ended. */
-function closedLoop(target: Target, sc: Scenario, concurrency: number, seconds: number): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
-  const until = now() + BigInt(Math.round(seconds * 1e9));
-  return new Promise((resolve) => {
-    let running = concurrency;
-    const loop = () => {
-      if (now() >= until) {
-        running -= 1;
-        if (running === 0) resolve(outcomes);
-        return;
-      }
-      fire(target, sc, now(), (o) => {
-        outcomes.push(o);
-        loop();
-      });
-    };
-    for (let i = 0; i < concurrency; i += 1) loop();
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Process accounting (Linux /proc)
-// ---------------------------------------------------------------------------------------------
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** utime + stime of a process, in ms (resolution 1000 / CLK_TCK ms). */
-function cpuMs(pid: number | undefined): number {
-  if (!pid) return NaN;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
-}
-
-/** A field of /proc/<pid>/status in MiB (VmRSS, VmHWM). */
-function statusMiB(pid: number | undefined, field: string): number {
-  if (!pid) return NaN;
-  try {
-    const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
-    return Number(line?.replace(/\D+/g, '') ?? NaN) / 1024;
-  } catch {
-    return NaN;
-  }
-}
-
-/** Busy CPU time of the whole machine (all cores), in ms, from /proc/stat. */
-function machineBusyMs(): number {
-  try {
-    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
-    const [user, nice, system, , , irq, softirq] = line.trim().split(/\s+/).slice(1).map(Number);
-    return (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
-}
-
-const selfCpuMs = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Statistics
@@ -374,8 +138,6 @@ interface PhaseResult {
   otherCpuPercent: number;
   peakRssMiB: { gateway: number; simulator: number; loadgen: number };
 }
-
-const toMs = (ns: bigint): number => Number(ns) / 1e6;
 
 function summarise(
   base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
@@ -486,37 +248,6 @@ function printAdded(a: Added): void {
 // ---------------------------------------------------------------------------------------------
 // Orchestration
 // ---------------------------------------------------------------------------------------------
-
-/**
- * Like runNode (test/support/processes.ts), with node flags (--cpu-prof is not allowed in
- * NODE_OPTIONS) and the log file given by path: .test-data is wiped by the e2e tests' setup.
- */
-function startNode(entry: string, env: Record<string, string>, logFile: string, nodeArgs: string[] = []): Child {
-  const log = fs.openSync(logFile, 'w');
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(projectRoot(), entry)], {
-    cwd: projectRoot(), env: { ...process.env, ...env }, stdio: ['ignore', log, log],
-  });
-  fs.closeSync(log);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
-  const running = () => proc.exitCode === null && proc.signalCode === null;
-  return {
-    proc,
-    exited,
-    async stop(graceMs = 10_000) {
-      if (!running()) return exited;
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
-    async kill() {
-      if (running()) proc.kill('SIGKILL');
-      return exited;
-    },
-  };
-}
-
 const children: Child[] = [];
 /** The gateway's DATA_DIR for this run: removed with the children. */
 let runDir: string | null = null;
@@ -546,6 +277,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(dataDir, { recursive: true });
   runDir = dataDir;
   const logs = { simulator: path.join(root, '.bench-data', 'text-simulator.log'), gateway: path.join(root, '.bench-data', 'text-gateway.log') };
+  for (const file of Object.values(logs)) fs.writeFileSync(file, ''); // runNode appends: each run's logs alone
 
   const onSignal = (signal: NodeJS.Signals) => {
     console.error(`\n${signal}: stopping the simulator and the gateway`);
@@ -561,7 +293,7 @@ async function main(): Promise<void> {
   try {
     const simPort = await freePort();
     const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = startNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, logs.simulator);
+    const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, logs.simulator);
     children.push(sim);
     await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 
@@ -569,12 +301,12 @@ async function main(): Promise<void> {
     const api = `http://127.0.0.1:${apiPort}`;
     const adminToken = 'bench-admin-token';
     if (opts.cpuProfDir) fs.mkdirSync(opts.cpuProfDir, { recursive: true });
-    const gw = startNode('dist/src/api/server.js', {
+    const gw = runNode('dist/src/api/server.js', {
       PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
       // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
       TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
       LOG_LEVEL: opts.logLevel,
-    }, logs.gateway, opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []);
+    }, logs.gateway, root, opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []);
     children.push(gw);
     const issued = await waitFor('gateway admin API', async () => {
       if (gw.proc.exitCode !== null) throw new Error(`the gateway exited with code ${gw.proc.exitCode} (see ${path.relative(root, logs.gateway)})`);
@@ -583,7 +315,7 @@ async function main(): Promise<void> {
     }, 60_000, 200);
 
     const agentOptions: http.AgentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256 };
-    const targets: Record<TargetName, Target> = {
+    const targets: Record<TargetName, Target<TargetName>> = {
       direct: { name: 'direct', host: '127.0.0.1', port: simPort, agent: new http.Agent(agentOptions) },
       gateway: { name: 'gateway', host: '127.0.0.1', port: apiPort, agent: new http.Agent(agentOptions) },
     };
@@ -635,7 +367,7 @@ async function main(): Promise<void> {
     for (const protocol of opts.protocols) {
       for (const mode of opts.modes) {
         const sc = scenario(protocol, mode, issued.key);
-        const live: Target[] = [];
+        const live: Target<TargetName>[] = [];
         for (const name of opts.targets) {
           const reason = await probe(targets[name], sc);
           if (reason === null) live.push(targets[name]);

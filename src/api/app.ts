@@ -84,10 +84,11 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
 
   const v1 = new Router<GatewayState>();
   v1.use('/v1', bearerAuth(deps.keys, deps.limiter));
-  v1.use(billingRoutes(deps).routes());
   v1.use(videoRoutes(deps).routes());
   v1.use(videosRoutes(deps).routes());
   v1.use(chatCompletionsRoutes(deps).routes());
+  // Last: every router in front of chat completions is one more path match per text request.
+  v1.use(billingRoutes(deps).routes());
   app.use(v1.routes());
 
   const motion = new Router<GatewayState>();

@@ -165,6 +165,28 @@ export function videoTaskPrice(
  */
 export function textUsagePrice(table: PriceTable, model: string, usage: TextUsage): number {
   const p = findTextPrice(table, model);
+  const pairs: readonly (readonly [number, number])[] = [
+    [usage.inputTokens, p.inputPerMTok],
+    [usage.outputTokens, p.outputPerMTok],
+    [usage.cacheCreationTokens, p.cacheWritePerMTok],
+    [usage.cacheReadTokens, p.cacheReadPerMTok],
+  ];
+  // Every text answer is priced, so the usual case stays in doubles, which are exact for
+  // integers up to 2^53: each term and the sum are checked to be there, and the rounding is
+  // done with an integer remainder, not a float division. Anything else takes BigInt.
+  let sum = 0;
+  for (const [tokens, perMTok] of pairs) {
+    if (!Number.isSafeInteger(tokens) || tokens < 0 || !Number.isSafeInteger(perMTok) || perMTok < 0) return textUsagePriceBig(p, model, usage);
+    const term = tokens * perMTok;
+    sum += term;
+    if (!Number.isSafeInteger(term) || !Number.isSafeInteger(sum)) return textUsagePriceBig(p, model, usage);
+  }
+  const rest = sum % 1_000_000;
+  return (sum - rest) / 1_000_000 + (rest > 0 ? 1 : 0);
+}
+
+/** textUsagePrice in BigInt: huge counts, and the errors naming what is wrong. */
+function textUsagePriceBig(p: TextPrice, model: string, usage: TextUsage): number {
   const numerator =
     big(usage.inputTokens, 'inputTokens') * big(p.inputPerMTok, `${model} inputPerMTok`) +
     big(usage.outputTokens, 'outputTokens') * big(p.outputPerMTok, `${model} outputPerMTok`) +

@@ -17,11 +17,13 @@ export interface Child {
 
 /**
  * Runs a compiled entry point (dist/...) of the checkout at root (this one by default) with
- * env and node's own flags, its output appended to a log file.
+ * env and node's own flags (--cpu-prof is not allowed in NODE_OPTIONS), its output appended
+ * to .test-data/<logName>.log, or to logName itself when it is an absolute path (the
+ * benchmarks: .test-data is wiped by the e2e tests' setup).
  */
 export function runNode(entry: string, env: Record<string, string>, logName: string, root = ROOT, nodeArgs: string[] = []): Child {
   fs.mkdirSync(TEST_DATA, { recursive: true });
-  const log = fs.openSync(path.join(TEST_DATA, `${logName}.log`), 'a');
+  const log = fs.openSync(path.isAbsolute(logName) ? logName : path.join(TEST_DATA, `${logName}.log`), 'a');
   const proc = spawn(process.execPath, [...nodeArgs, path.join(root, entry)], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },

@@ -154,6 +154,29 @@ describe('textUsagePrice', () => {
     expect(textUsagePrice(DEFAULT_PRICES, 'cm-opus-4-5-20251101', big)).toBe(75_000_000_025 + 35 + 6_250_000_000_000 + 2);
   });
 
+  it('agrees with exact BigInt arithmetic on either side of 2^53', () => {
+    const p = DEFAULT_PRICES.text['cm-opus-4-5-20251101']!;
+    const exact = (u: ReturnType<typeof usage>) => {
+      const n = BigInt(u.inputTokens) * BigInt(p.inputPerMTok) + BigInt(u.outputTokens) * BigInt(p.outputPerMTok)
+        + BigInt(u.cacheCreationTokens) * BigInt(p.cacheWritePerMTok) + BigInt(u.cacheReadTokens) * BigInt(p.cacheReadPerMTok);
+      return Number((n + 999_999n) / 1_000_000n);
+    };
+    // Each term below 2^53 while the sum is above it, and sums just below and at a multiple of 10^6.
+    const cases = [
+      usage({ inputTokens: 1_000_000_000, outputTokens: 300_000_000, cacheCreationTokens: 1_000_000_000 }),
+      usage({ inputTokens: 360_287_970, outputTokens: 1 }),
+      usage({ inputTokens: 199_999, cacheReadTokens: 2 }),
+      usage({ inputTokens: 200_000 }),
+    ];
+    let seed = 7;
+    const next = (max: number) => (seed = (seed * 48_271) % 2_147_483_647) % max;
+    for (let i = 0; i < 500; i += 1) {
+      const scale = 10 ** next(10);
+      cases.push(usage({ inputTokens: next(scale), outputTokens: next(scale), cacheCreationTokens: next(scale), cacheReadTokens: next(scale) }));
+    }
+    for (const u of cases) expect(textUsagePrice(DEFAULT_PRICES, 'cm-opus-4-5-20251101', u)).toBe(exact(u));
+  });
+
   it('refuses a negative or fractional token count', () => {
     expect(thrown(() => textUsagePrice(DEFAULT_PRICES, 'gpt-4o', usage({ inputTokens: -1 })))).toBeInstanceOf(PriceError);
     expect(thrown(() => textUsagePrice(DEFAULT_PRICES, 'gpt-4o', usage({ outputTokens: 0.5 })))).toBeInstanceOf(PriceError);

@@ -1,0 +1,272 @@
+/**
+ * npm run bench:text-ab -- --against DIR [--billing on|off] [--against-billing on|off]
+ *                          [--pairs 4] [--rounds 3] [--seconds 4] [--warmup-seconds 2]
+ *                          [--concurrency 64] [--protocols anthropic,openai] [--modes plain,stream]
+ *                          [--log-level info]
+ *
+ * This checkout's gateway against another checkout's (DIR, built: DIR/dist/src/api/server.js),
+ * both running at once behind one provider simulator, measured at saturation in interleaved
+ * phases. Two separate bench:text runs compare two moments of a shared machine as much as two
+ * builds: on 2 shared cores the CPU time every process needs per request (the simulator's
+ * too, whose code is the same in both) drifts by tens of percent within minutes, and one
+ * process of a build can be 10-15 % faster than another of the same build for its whole life.
+ * So: `--pairs` pairs of fresh gateway processes; per pair and per protocol x mode, `--rounds`
+ * rounds of one closed-loop phase of `--seconds` per gateway, strictly alternating. Prints every
+ * round (req/s, gateway CPU ms per request, the simulator's as the machine-speed control) and,
+ * per protocol x mode, the means and the change of each pair. `--against` this very checkout is
+ * an A/A run: what the bench itself cannot tell apart. Results also go to
+ * bench-results/text-ab-<time>.json. See docs/bench-text.md.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { projectRoot } from '../src/config/paths';
+import { freePort, waitFor } from '../test/support/ports';
+import { runNode, type Child } from '../test/support/processes';
+import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
+import { cpuMs } from './proc-stats';
+import { closedLoop, listOf, MODES, PROTOCOLS, scenario, type Mode, type Protocol, type Target } from './text-load';
+
+interface Options {
+  against: string;
+  pairs: number;
+  billing: BillingMode;
+  againstBilling: BillingMode;
+  rounds: number;
+  seconds: number;
+  warmupSeconds: number;
+  concurrency: number;
+  protocols: Protocol[];
+  modes: Mode[];
+  logLevel: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const get = (name: string, fallback: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
+  };
+  const count = (name: string, fallback: string, min: number) => {
+    const value = Number(get(name, fallback));
+    if (!Number.isFinite(value) || value < min) throw new Error(`--${name}: expected a number >= ${min}`);
+    return value;
+  };
+  const against = get('against', '');
+  if (!against) throw new Error('--against DIR is required: a checkout of the gateway to compare with, built (node scripts/setup.mjs --build)');
+  const entry = path.join(path.resolve(against), 'dist/src/api/server.js');
+  if (!fs.existsSync(entry)) throw new Error(`--against: ${entry} does not exist; build that checkout first (node scripts/setup.mjs --build)`);
+  return {
+    against: path.resolve(against),
+    billing: billingModeOf(get('billing', 'on')),
+    againstBilling: billingModeOf(get('against-billing', 'off')),
+    pairs: Math.round(count('pairs', '4', 1)),
+    rounds: Math.round(count('rounds', '3', 1)),
+    seconds: count('seconds', '4', 0.5),
+    warmupSeconds: count('warmup-seconds', '2', 0),
+    concurrency: Math.round(count('concurrency', '64', 1)),
+    protocols: listOf('protocols', get('protocols', PROTOCOLS.join(',')), PROTOCOLS),
+    modes: listOf('modes', get('modes', MODES.join(',')), MODES),
+    logLevel: get('log-level', 'info'),
+  };
+}
+
+type Side = 'this' | 'against';
+
+interface Gateway {
+  side: Side;
+  child: Child;
+  target: Target<Side>;
+  key: string;
+}
+
+interface Phase {
+  protocol: Protocol;
+  mode: Mode;
+  side: Side;
+  /** Which pair of gateway processes (1-based). */
+  pair: number;
+  round: number;
+  requests: number;
+  errors: number;
+  rps: number;
+  gatewayCpuMsPerRequest: number;
+  simulatorCpuMsPerRequest: number;
+  /** CPU the idle gateway used meanwhile, ms: should be about 0. */
+  idleGatewayCpuMs: number;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+const median = (values: number[]) => {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+const pct = (v: number) => `${v >= 0 ? '+' : ''}${(100 * v).toFixed(1)} %`;
+
+const children: Child[] = [];
+let cleaningUp: Promise<void> | null = null;
+const dataDirs: string[] = [];
+function cleanup(): Promise<void> {
+  cleaningUp ??= Promise.all(children.map((c) => c.stop(5000))).then(() => {
+    for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return cleaningUp;
+}
+
+async function startGateway(side: Side, root: string, billing: BillingMode, simUrl: string, logLevel: string, benchData: string): Promise<Gateway> {
+  const port = await freePort();
+  const dataDir = path.join(benchData, `text-ab-${side}-${Date.now()}`);
+  fs.mkdirSync(dataDir, { recursive: true });
+  dataDirs.push(dataDir);
+  const log = path.join(benchData, `text-ab-${side}.log`);
+  fs.writeFileSync(log, '');
+  const adminToken = 'bench-admin-token';
+  const child = runNode('dist/src/api/server.js', {
+    PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
+    // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
+    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+    LOG_LEVEL: logLevel,
+  }, log, root);
+  children.push(child);
+  const issued = await waitFor(`${side} gateway's admin API`, async () => {
+    if (child.proc.exitCode !== null) throw new Error(`the ${side} gateway exited with code ${child.proc.exitCode} (see ${log})`);
+    const res = await fetch(`http://127.0.0.1:${port}/admin/keys`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` }, body: JSON.stringify(benchKeyBody(billing)),
+    });
+    return res.status === 201 ? (await res.json() as { key: string }) : null;
+  }, 60_000, 200);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256 });
+  return { side, child, target: { name: side, host: '127.0.0.1', port, agent }, key: issued.key };
+}
+
+/** One closed-loop phase against one gateway, with the CPU of it, the simulator and the idle one. */
+async function measure(gateways: Record<Side, Gateway>, sim: Child, at: Pick<Phase, 'protocol' | 'mode' | 'side' | 'pair' | 'round'>, opts: Options): Promise<Phase> {
+  const gw = gateways[at.side];
+  const idle = gateways[at.side === 'this' ? 'against' : 'this'];
+  const sc = scenario(at.protocol, at.mode, gw.key);
+  const before = { gw: cpuMs(gw.child.proc.pid), sim: cpuMs(sim.proc.pid), idle: cpuMs(idle.child.proc.pid) };
+  const started = performance.now();
+  const outcomes = await closedLoop(gw.target, sc, opts.concurrency, opts.seconds);
+  const elapsedS = (performance.now() - started) / 1000;
+  const after = { gw: cpuMs(gw.child.proc.pid), sim: cpuMs(sim.proc.pid), idle: cpuMs(idle.child.proc.pid) };
+  const n = Math.max(1, outcomes.length);
+  const errors = outcomes.filter((o) => o.error !== null).length;
+  return {
+    ...at, requests: outcomes.length, errors, rps: (outcomes.length - errors) / elapsedS,
+    gatewayCpuMsPerRequest: (after.gw - before.gw) / n, simulatorCpuMsPerRequest: (after.sim - before.sim) / n, idleGatewayCpuMs: after.idle - before.idle,
+  };
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const root = projectRoot();
+  const benchData = path.join(root, '.bench-data');
+  fs.mkdirSync(benchData, { recursive: true });
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.error(`\n${signal}: stopping the simulator and the gateways`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  process.once('exit', () => {
+    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  });
+
+  try {
+    const simPort = await freePort();
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    const simLog = path.join(benchData, 'text-ab-simulator.log');
+    fs.writeFileSync(simLog, '');
+    const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, simLog, root);
+    children.push(sim);
+    await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
+    console.log(`\nbench:text-ab  this checkout (${root}, billing ${opts.billing}) against ${opts.against} (billing ${opts.againstBilling})`);
+    console.log(`saturation, ${opts.concurrency} connections; ${opts.pairs} pairs of gateway processes, each ${opts.rounds} rounds of ${opts.seconds} s per gateway per protocol and mode, strictly alternating; cpu = ms of CPU per request`);
+
+    const phases: Phase[] = [];
+    for (let pair = 1; pair <= opts.pairs; pair += 1) {
+      // Fresh processes per pair: one process of a build can run 10-15 % faster or slower than
+      // another of the same build for its whole life, on the same core (an A/A run shows it), so
+      // a comparison of one pair of processes compares their luck. Start order alternates too.
+      const startOrder: Side[] = pair % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
+      const gateways = {} as Record<Side, Gateway>;
+      for (const side of startOrder) {
+        gateways[side] = side === 'this'
+          ? await startGateway('this', root, opts.billing, simUrl, opts.logLevel, benchData)
+          : await startGateway('against', opts.against, opts.againstBilling, simUrl, opts.logLevel, benchData);
+      }
+      console.log(`\nprocess pair ${pair}`);
+      let block = pair;
+      for (const protocol of opts.protocols) {
+        for (const mode of opts.modes) {
+          // Strictly alternating phases (ABAB..., never the same gateway twice in a row, so each
+          // phase follows the other gateway's), the first side alternating between blocks: a
+          // switch costs (idle upstream sockets closed, caches cold), and ABBA gives one side
+          // more phases after a switch than the other. Warmed up in reverse order, so even the
+          // first measured phase follows the other gateway's load.
+          const order: Side[] = block % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
+          block += 1;
+          if (opts.warmupSeconds > 0) {
+            for (const side of [...order].reverse()) await closedLoop(gateways[side].target, scenario(protocol, mode, gateways[side].key), opts.concurrency, opts.warmupSeconds);
+          }
+          for (let round = 1; round <= opts.rounds; round += 1) {
+            const got = {} as Record<Side, Phase>;
+            for (const side of order) {
+              got[side] = await measure(gateways, sim, { protocol, mode, side, pair, round }, opts);
+              phases.push(got[side]);
+            }
+            const a = got.this;
+            const b = got.against;
+            console.log(`  ${`${protocol} ${mode}`.padEnd(16)} round ${round}: this ${a.rps.toFixed(0).padStart(5)} req/s cpu ${a.gatewayCpuMsPerRequest.toFixed(3)} (sim ${a.simulatorCpuMsPerRequest.toFixed(3)})`
+              + ` | against ${b.rps.toFixed(0).padStart(5)} req/s cpu ${b.gatewayCpuMsPerRequest.toFixed(3)} (sim ${b.simulatorCpuMsPerRequest.toFixed(3)})`
+              + ` | req/s ${pct(a.rps / b.rps - 1)}${a.errors + b.errors > 0 ? ` | errors ${a.errors} / ${b.errors}` : ''}`);
+          }
+        }
+      }
+      for (const gw of Object.values(gateways)) {
+        gw.target.agent.destroy();
+        await gw.child.stop(5000);
+      }
+    }
+
+    console.log(`\nsummary (this against ${opts.against}): means over all rounds; per pair = change of the pair's mean req/s, median (min .. max)`);
+    const summaries = [];
+    for (const protocol of opts.protocols) {
+      for (const mode of opts.modes) {
+        const block = phases.filter((p) => p.protocol === protocol && p.mode === mode);
+        const of = (side: Side, pair?: number) => block.filter((p) => p.side === side && (pair === undefined || p.pair === pair));
+        const perPair = Array.from({ length: opts.pairs }, (_, i) => mean(of('this', i + 1).map((p) => p.rps)) / mean(of('against', i + 1).map((p) => p.rps)) - 1);
+        const summary = {
+          protocol, mode,
+          rps: { this: mean(of('this').map((p) => p.rps)), against: mean(of('against').map((p) => p.rps)) },
+          gatewayCpuMsPerRequest: { this: mean(of('this').map((p) => p.gatewayCpuMsPerRequest)), against: mean(of('against').map((p) => p.gatewayCpuMsPerRequest)) },
+          simulatorCpuMsPerRequest: { this: mean(of('this').map((p) => p.simulatorCpuMsPerRequest)), against: mean(of('against').map((p) => p.simulatorCpuMsPerRequest)) },
+          pairChange: { median: median(perPair), min: Math.min(...perPair), max: Math.max(...perPair), all: perPair },
+          errors: { this: of('this').reduce((s, p) => s + p.errors, 0), against: of('against').reduce((s, p) => s + p.errors, 0) },
+          maxIdleGatewayCpuMs: Math.max(...block.map((p) => p.idleGatewayCpuMs)),
+        };
+        summaries.push(summary);
+        console.log(`  ${`${protocol} ${mode}`.padEnd(16)} req/s ${summary.rps.against.toFixed(0)} -> ${summary.rps.this.toFixed(0)} (${pct(summary.rps.this / summary.rps.against - 1)});`
+          + ` per pair ${pct(summary.pairChange.median)} (${pct(summary.pairChange.min)} .. ${pct(summary.pairChange.max)});`
+          + ` gateway cpu ${summary.gatewayCpuMsPerRequest.against.toFixed(3)} -> ${summary.gatewayCpuMsPerRequest.this.toFixed(3)} ms/req`
+          + ` (${pct(summary.gatewayCpuMsPerRequest.this / summary.gatewayCpuMsPerRequest.against - 1)});`
+          + ` sim cpu ${summary.simulatorCpuMsPerRequest.against.toFixed(3)} -> ${summary.simulatorCpuMsPerRequest.this.toFixed(3)};`
+          + ` errors ${summary.errors.this} / ${summary.errors.against}; idle gateway at most ${summary.maxIdleGatewayCpuMs.toFixed(0)} ms per phase`);
+      }
+    }
+
+    const out = path.join(root, 'bench-results');
+    fs.mkdirSync(out, { recursive: true });
+    const file = path.join(out, `text-ab-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    fs.writeFileSync(file, JSON.stringify({ options: opts, node: process.version, summaries, phases }, null, 2));
+    console.log(`\nresults written to ${path.relative(root, file)}`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch(async (err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  await cleanup();
+  process.exit(1);
+});
