@@ -23,6 +23,7 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
+import { mean, pairChanges, pct } from './ab-stats';
 import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { cpuMs } from './proc-stats';
 import { closedLoop, listOf, MODES, PROTOCOLS, scenario, type Mode, type Protocol, type Target } from './text-load';
@@ -94,14 +95,6 @@ interface Phase {
   /** CPU the idle gateway used meanwhile, ms: should be about 0. */
   idleGatewayCpuMs: number;
 }
-
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
-const median = (values: number[]) => {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const pct = (v: number) => `${v >= 0 ? '+' : ''}${(100 * v).toFixed(1)} %`;
 
 const children: Child[] = [];
 let cleaningUp: Promise<void> | null = null;
@@ -234,14 +227,13 @@ async function main(): Promise<void> {
     for (const protocol of opts.protocols) {
       for (const mode of opts.modes) {
         const block = phases.filter((p) => p.protocol === protocol && p.mode === mode);
-        const of = (side: Side, pair?: number) => block.filter((p) => p.side === side && (pair === undefined || p.pair === pair));
-        const perPair = Array.from({ length: opts.pairs }, (_, i) => mean(of('this', i + 1).map((p) => p.rps)) / mean(of('against', i + 1).map((p) => p.rps)) - 1);
+        const of = (side: Side) => block.filter((p) => p.side === side);
         const summary = {
           protocol, mode,
           rps: { this: mean(of('this').map((p) => p.rps)), against: mean(of('against').map((p) => p.rps)) },
           gatewayCpuMsPerRequest: { this: mean(of('this').map((p) => p.gatewayCpuMsPerRequest)), against: mean(of('against').map((p) => p.gatewayCpuMsPerRequest)) },
           simulatorCpuMsPerRequest: { this: mean(of('this').map((p) => p.simulatorCpuMsPerRequest)), against: mean(of('against').map((p) => p.simulatorCpuMsPerRequest)) },
-          pairChange: { median: median(perPair), min: Math.min(...perPair), max: Math.max(...perPair), all: perPair },
+          pairChange: pairChanges(block, opts.pairs, (p) => p.rps),
           errors: { this: of('this').reduce((s, p) => s + p.errors, 0), against: of('against').reduce((s, p) => s + p.errors, 0) },
           maxIdleGatewayCpuMs: Math.max(...block.map((p) => p.idleGatewayCpuMs)),
         };

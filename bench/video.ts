@@ -38,6 +38,7 @@ import { upstreamJobOf } from '../test/support/upstream';
 import { cpuPerItem, cpuSnapshot, formatCpu } from './cpu';
 import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
+import { chatStreamBurst, createWave, percentile, pool } from './video-load';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 
 interface Options {
@@ -75,25 +76,9 @@ function parseArgs(argv: string[]): Options {
   };
 }
 
-const percentile = (values: number[], p: number): number => {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 /** A task finished this long after its upstream job has its history printed. */
 const SLOW_TASK_MS = 20_000;
 const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);
-
-const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())));
-
-async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
 
 function rssMiB(pid: number | undefined): number {
   if (!pid) return NaN;
@@ -153,28 +138,14 @@ async function main(): Promise<void> {
     const results = [];
     for (const n of opts.tasks) {
       // create
-      const ids: string[] = [];
-      const createLatencies: number[] = [];
-      let createErrors = 0;
       const cpu = () => cpuSnapshot(
         { api: apiProc.proc.pid, worker: workerProc.proc.pid, simulator: simulatorProc.proc.pid },
         { temporal: 'temporal', postgres: 'postgres' },
       );
       const cpuBeforeCreates = cpu();
-      const startedAt = performance.now();
-      await pool(Array.from({ length: n }, (_, i) => i), opts.concurrency, async (i) => {
-        if (opts.createRate > 0) await sleepUntil(startedAt + (i * 1000) / opts.createRate);
-        const t0 = performance.now();
-        const res = await fetch(`${api}/v1/video/create`, {
-          method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: i % 2 ? 'motion-2' : 'vidgen3', prompt: `bench ${n}/${i} [sim:ms=${opts.jobMs}]`, images: [] }),
-        });
-        const body = (await res.json()) as { id?: string };
-        createLatencies.push(performance.now() - t0);
-        if (res.status === 200 && body.id) ids.push(body.id);
-        else createErrors++;
-      });
-      const createSeconds = (performance.now() - startedAt) / 1000;
+      const wave = await createWave(api, auth, { n, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: opts.createRate, label: String(n) });
+      const { ids, latencies: createLatencies, errors: createErrors } = wave;
+      const createSeconds = wave.seconds;
       const cpuCreates = cpuPerItem(cpuBeforeCreates, cpu(), n);
 
       // query, while the tasks are in flight
@@ -296,31 +267,10 @@ async function benchOtherPaths(args: { api: string; auth: Record<string, string>
   // Streams: shorter jobs, one client per stream, all at once.
   const streams = Math.min(50, n);
   const streamJobMs = Math.max(3000, Math.floor(opts.jobMs / 3));
-  const firstChunk: number[] = [];
-  const urlLag: number[] = [];
-  let streamErrors = 0;
-  await Promise.all(Array.from({ length: streams }, async (_, i) => {
-    const t0 = performance.now();
-    const res = await fetch(`${api}/v1/chat/completions`, {
-      method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'motion-2', stream: true, messages: [{ role: 'user', content: `stream ${i} [sim:ms=${streamJobMs}]` }] }),
-    });
-    if (!res.body) return void streamErrors++;
-    let buffer = '';
-    let taskId = '';
-    let urlAt = 0;
-    for await (const piece of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += Buffer.from(piece).toString('utf8');
-      if (!taskId && buffer.includes('task_id: ')) {
-        firstChunk.push(performance.now() - t0);
-        taskId = /task_id: ([^\\"]+)/.exec(buffer)?.[1] ?? '';
-      }
-      if (!urlAt && buffer.includes('video_url: ')) urlAt = Date.now();
-    }
-    if (!taskId || !urlAt) return void streamErrors++;
-    const job = await upstreamJobOf(temporal, simUrl, taskId);
-    urlLag.push(urlAt - (job.completedAt ?? NaN));
-  }));
+  const burst = await chatStreamBurst(api, auth, { streams, jobMs: streamJobMs });
+  const firstChunk = burst.firstChunkMs;
+  const streamErrors = burst.errors;
+  const urlLag = await Promise.all(burst.outcomes.map(async (o) => o.urlAt - ((await upstreamJobOf(temporal, simUrl, o.taskId)).completedAt ?? NaN)));
   console.log(`chat completions, ${streams} concurrent streams (job ${streamJobMs} ms)`);
   console.log(`  first chunk (task_id)   p50 ${ms(percentile(firstChunk, 50))}   p99 ${ms(percentile(firstChunk, 99))}`);
   console.log(`  lag      upstream completed -> video_url event   p50 ${ms(percentile(urlLag, 50))}   p99 ${ms(percentile(urlLag, 99))}   (${urlLag.length} streams, ${streamErrors} errors)\n`);

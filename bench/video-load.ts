@@ -1,0 +1,90 @@
+/**
+ * The load of the video benchmarks (bench:video, bench:video-ab): a wave of /v1/video/create
+ * calls and a burst of streamed video chat completions, against one gateway API.
+ */
+
+export const percentile = (values: number[], p: number): number => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())));
+
+export async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+export interface CreateWave {
+  ids: string[];
+  latencies: number[];
+  seconds: number;
+  errors: number;
+}
+
+/**
+ * n JSON creates (vidgen3 and motion-2 alternating) by `concurrency` clients; `rate` > 0 paces
+ * them at that many per second. `label` goes into the prompts, to tell runs apart in logs.
+ */
+export async function createWave(api: string, auth: Record<string, string>, args: { n: number; concurrency: number; jobMs: number; rate: number; label: string }): Promise<CreateWave> {
+  const wave: CreateWave = { ids: [], latencies: [], seconds: 0, errors: 0 };
+  const startedAt = performance.now();
+  await pool(Array.from({ length: args.n }, (_, i) => i), args.concurrency, async (i) => {
+    if (args.rate > 0) await sleepUntil(startedAt + (i * 1000) / args.rate);
+    const t0 = performance.now();
+    const res = await fetch(`${api}/v1/video/create`, {
+      method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: i % 2 ? 'motion-2' : 'vidgen3', prompt: `bench ${args.label}/${i} [sim:ms=${args.jobMs}]`, images: [] }),
+    });
+    const body = (await res.json()) as { id?: string };
+    wave.latencies.push(performance.now() - t0);
+    if (res.status === 200 && body.id) wave.ids.push(body.id);
+    else wave.errors++;
+  });
+  wave.seconds = (performance.now() - startedAt) / 1000;
+  return wave;
+}
+
+export interface StreamOutcome {
+  /** ms from the request to the chunk that names the task */
+  firstChunkMs: number;
+  taskId: string;
+  /** ms epoch at which the video_url event arrived */
+  urlAt: number;
+}
+
+/** `streams` streamed video chat completions (motion-2) sent at once; each is read to its end. */
+export async function chatStreamBurst(api: string, auth: Record<string, string>, args: { streams: number; jobMs: number }): Promise<{ outcomes: StreamOutcome[]; firstChunkMs: number[]; errors: number }> {
+  const outcomes: StreamOutcome[] = [];
+  const firstChunkMs: number[] = [];
+  let errors = 0;
+  await Promise.all(Array.from({ length: args.streams }, async (_, i) => {
+    const t0 = performance.now();
+    const res = await fetch(`${api}/v1/chat/completions`, {
+      method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'motion-2', stream: true, messages: [{ role: 'user', content: `stream ${i} [sim:ms=${args.jobMs}]` }] }),
+    });
+    if (!res.body) return void errors++;
+    let buffer = '';
+    let taskId = '';
+    let first = NaN;
+    let urlAt = 0;
+    for await (const piece of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += Buffer.from(piece).toString('utf8');
+      if (!taskId && buffer.includes('task_id: ')) {
+        first = performance.now() - t0;
+        firstChunkMs.push(first);
+        taskId = /task_id: ([^\\"]+)/.exec(buffer)?.[1] ?? '';
+      }
+      if (!urlAt && buffer.includes('video_url: ')) urlAt = Date.now();
+    }
+    if (!taskId || !urlAt) return void errors++;
+    outcomes.push({ firstChunkMs: first, taskId, urlAt });
+  }));
+  return { outcomes, firstChunkMs, errors };
+}
