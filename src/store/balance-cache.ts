@@ -1,4 +1,5 @@
 import type { BillingStore } from './billing';
+import { SingleFlight } from './single-flight';
 
 /**
  * The balance a text request is checked against, without a database read per request: the
@@ -9,6 +10,9 @@ import type { BillingStore } from './billing';
  */
 export class BalanceCache {
   private readonly entries = new Map<string, { balance: number; readAt: number }>();
+  private readonly reads = new SingleFlight<number>();
+  /** Bumped by forget(): a read that started before it does not fill the cache. */
+  private generation = 0;
 
   constructor(
     private readonly billing: BillingStore,
@@ -26,16 +30,25 @@ export class BalanceCache {
   async balance(keyId: string): Promise<number> {
     const fresh = this.fresh(keyId);
     if (fresh !== undefined) return fresh;
-    const now = Date.now();
-    const stored = await this.billing.balance(keyId);
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value ?? '');
-    this.entries.set(keyId, { balance: stored?.balance ?? 0, readAt: now });
-    return stored?.balance ?? 0;
+    // The entry goes stale for every concurrent request of the key at once: one read serves them.
+    return this.reads.run(keyId, async () => {
+      const generation = this.generation;
+      const now = Date.now();
+      const stored = await this.billing.balance(keyId);
+      if (generation === this.generation) {
+        if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value ?? '');
+        this.entries.set(keyId, { balance: stored?.balance ?? 0, readAt: now });
+      }
+      return stored?.balance ?? 0;
+    });
   }
 
   /** The balance changed outside usage (a grant): read it afresh next time. */
   forget(keyId: string): void {
     this.entries.delete(keyId);
+    // A read under way may have seen the balance before the change: not cached, not shared.
+    this.generation += 1;
+    this.reads.clear();
   }
 
   /** This process wrote `amount` credits of usage for the key: a cached balance follows. */

@@ -42,6 +42,35 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect((await keys.list()).map((k) => k.id)).not.toContain(issued.id);
   });
 
+  test('a burst of requests with an uncached key reads the database once', async () => {
+    const issued = await keys.issue('dora');
+    let reads = 0;
+    // A fresh store (empty cache) whose queries are counted.
+    const counted = new Proxy(opened.db, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop === 'query' && typeof value === 'function') {
+          return (...args: unknown[]) => {
+            reads += 1;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const cold = new KeyStore(counted);
+    const found = await Promise.all(Array.from({ length: 20 }, () => cold.authenticate(issued.key)));
+    expect(found.map((k) => k?.id)).toEqual(Array.from({ length: 20 }, () => issued.id));
+    expect(reads).toBe(1);
+    // Revoked while a read runs: a request after the revocation neither shares that read nor
+    // finds what it read in the cache.
+    const another = new KeyStore(counted);
+    const inFlight = another.authenticate(issued.key);
+    expect(await another.revoke(issued.id)).toBe(true);
+    expect(await another.authenticate(issued.key)).toBeNull();
+    await inFlight;
+  });
+
   test('a revocation by another process sharing the database reaches this cache', async () => {
     const issued = await keys.issue('carol');
     expect(await keys.authenticate(issued.key)).not.toBeNull();
