@@ -23,8 +23,10 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
+import { againstCheckout, optionOf } from './ab-options';
 import { mean, pairChanges, pct } from './ab-stats';
 import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
+import { guardChildren } from './child-guard';
 import { cpuMs } from './proc-stats';
 import { closedLoop, listOf, MODES, PROTOCOLS, scenario, type Mode, type Protocol, type Target } from './text-load';
 
@@ -43,21 +45,14 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const get = (name: string, fallback: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
-  };
+  const get = optionOf(argv);
   const count = (name: string, fallback: string, min: number) => {
     const value = Number(get(name, fallback));
     if (!Number.isFinite(value) || value < min) throw new Error(`--${name}: expected a number >= ${min}`);
     return value;
   };
-  const against = get('against', '');
-  if (!against) throw new Error('--against DIR is required: a checkout of the gateway to compare with, built (node scripts/setup.mjs --build)');
-  const entry = path.join(path.resolve(against), 'dist/src/api/server.js');
-  if (!fs.existsSync(entry)) throw new Error(`--against: ${entry} does not exist; build that checkout first (node scripts/setup.mjs --build)`);
   return {
-    against: path.resolve(against),
+    against: againstCheckout(get('against', ''), ['dist/src/api/server.js']),
     billing: billingModeOf(get('billing', 'on')),
     againstBilling: billingModeOf(get('against-billing', 'off')),
     pairs: Math.round(count('pairs', '4', 1)),
@@ -155,15 +150,7 @@ async function main(): Promise<void> {
   const root = projectRoot();
   const benchData = path.join(root, '.bench-data');
   fs.mkdirSync(benchData, { recursive: true });
-  const onSignal = (signal: NodeJS.Signals) => {
-    console.error(`\n${signal}: stopping the simulator and the gateways`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  process.once('exit', () => {
-    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-  });
+  guardChildren(children, cleanup, 'the simulator and the gateways');
 
   try {
     const simPort = await freePort();

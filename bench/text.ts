@@ -30,6 +30,7 @@ import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
+import { guardChildren } from './child-guard';
 import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB } from './proc-stats';
 import { closedLoop, fire, listOf, MODES, now, openLoop, PROTOCOLS, scenario, toMs, type Mode, type Outcome, type Protocol, type Scenario, type Target } from './text-load';
 
@@ -279,16 +280,7 @@ async function main(): Promise<void> {
   const logs = { simulator: path.join(root, '.bench-data', 'text-simulator.log'), gateway: path.join(root, '.bench-data', 'text-gateway.log') };
   for (const file of Object.values(logs)) fs.writeFileSync(file, ''); // runNode appends: each run's logs alone
 
-  const onSignal = (signal: NodeJS.Signals) => {
-    console.error(`\n${signal}: stopping the simulator and the gateway`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  // Last resort (e.g. an uncaught throw in a callback): never leave children behind.
-  process.once('exit', () => {
-    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-  });
+  guardChildren(children, cleanup, 'the simulator and the gateway');
 
   try {
     const simPort = await freePort();

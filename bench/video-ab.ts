@@ -26,6 +26,7 @@ import { createLogger } from '../src/log';
 import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
+import { againstCheckout, optionOf } from './ab-options';
 import { mean, pairChanges, pct } from './ab-stats';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { cpuMs } from './proc-stats';
@@ -47,22 +48,14 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const get = (name: string, fallback: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
-  };
+  const get = optionOf(argv);
   const count = (name: string, fallback: string, min: number) => {
     const value = Number(get(name, fallback));
     if (!Number.isInteger(value) || value < min) throw new Error(`--${name}: expected an integer >= ${min}`);
     return value;
   };
-  const against = get('against', '');
-  if (!against) throw new Error('--against DIR is required: a checkout of the gateway to compare with, built (node scripts/setup.mjs --build)');
-  for (const entry of ['dist/src/api/server.js', 'dist/src/worker.js']) {
-    if (!fs.existsSync(path.join(path.resolve(against), entry))) throw new Error(`--against: ${path.join(path.resolve(against), entry)} does not exist; build that checkout first`);
-  }
   return {
-    against: path.resolve(against),
+    against: againstCheckout(get('against', ''), ['dist/src/api/server.js', 'dist/src/worker.js']),
     billing: billingModeOf(get('billing', 'on')),
     againstBilling: billingModeOf(get('against-billing', 'off')),
     pairs: count('pairs', '3', 1),

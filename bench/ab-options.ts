@@ -1,0 +1,21 @@
+/** Options shared by the A/B benchmarks (bench:text-ab, bench:video-ab). */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** `--name value` from argv, or the fallback. */
+export function optionOf(argv: string[]) {
+  return (name: string, fallback: string): string => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
+  };
+}
+
+/** The checkout named by --against, made absolute, once each of `entries` (built files) is there. */
+export function againstCheckout(value: string, entries: readonly string[]): string {
+  if (!value) throw new Error('--against DIR is required: a checkout of the gateway to compare with, built (node scripts/setup.mjs --build)');
+  const dir = path.resolve(value);
+  for (const entry of entries) {
+    if (!fs.existsSync(path.join(dir, entry))) throw new Error(`--against: ${path.join(dir, entry)} does not exist; build that checkout first (node scripts/setup.mjs --build)`);
+  }
+  return dir;
+}
