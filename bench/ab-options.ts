@@ -10,6 +10,15 @@ export function optionOf(argv: string[]) {
   };
 }
 
+/** A numeric option of at least `min` (an integer when `integer` is set), or an error naming it. */
+export function numberOption(get: (name: string, fallback: string) => string, name: string, fallback: string, min: number, integer = false): number {
+  const value = Number(get(name, fallback));
+  if (!(integer ? Number.isInteger(value) : Number.isFinite(value)) || value < min) {
+    throw new Error(`--${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}`);
+  }
+  return value;
+}
+
 /** The checkout named by --against, made absolute, once each of `entries` (built files) is there. */
 export function againstCheckout(value: string, entries: readonly string[]): string {
   if (!value) throw new Error('--against DIR is required: a checkout of the gateway to compare with, built (node scripts/setup.mjs --build)');

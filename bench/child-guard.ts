@@ -1,17 +1,54 @@
+import fs from 'node:fs';
 import type { Child } from '../test/support/processes';
 
 /**
- * A benchmark's children stop with it: Ctrl-C or SIGTERM runs `cleanup` (which stops them) and
- * exits, and any child still running at exit (an uncaught throw in a callback) is killed.
+ * The child processes (and their data folders) of a benchmark, which stop with it whatever
+ * way it ends: after main, after a throw (message printed, exit code 1), on Ctrl-C or SIGTERM;
+ * a child still running at exit (an uncaught throw in a callback) is killed.
  */
-export function guardChildren(children: readonly Child[], cleanup: () => Promise<void>, what: string): void {
-  const onSignal = (signal: NodeJS.Signals) => {
-    console.error(`\n${signal}: stopping ${what}`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  process.once('exit', () => {
-    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-  });
+export class BenchChildren {
+  private readonly children: Child[] = [];
+  private readonly dirs: string[] = [];
+  private cleaning: Promise<void> | null = null;
+
+  constructor(private readonly what: string) {}
+
+  add(child: Child): Child {
+    this.children.push(child);
+    return child;
+  }
+
+  /** A folder removed once the children have stopped. */
+  removeAtEnd(dir: string): void {
+    this.dirs.push(dir);
+  }
+
+  /** Stops every child, then removes the folders; once, however often it is called. */
+  cleanup(): Promise<void> {
+    this.cleaning ??= Promise.all(this.children.map((c) => c.stop(5000))).then(() => {
+      for (const dir of this.dirs) fs.rmSync(dir, { recursive: true, force: true });
+    });
+    return this.cleaning;
+  }
+
+  /** Runs the benchmark's main and cleans up after it, however it ends. */
+  run(main: () => Promise<void>): void {
+    const onSignal = (signal: NodeJS.Signals) => {
+      console.error(`\n${signal}: stopping ${this.what}`);
+      void this.cleanup().finally(() => process.exit(130));
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    process.once('exit', () => {
+      for (const c of this.children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+    });
+    main().then(
+      () => this.cleanup(),
+      async (err: unknown) => {
+        console.error(err instanceof Error ? err.message : err);
+        await this.cleanup();
+        process.exit(1);
+      },
+    );
+  }
 }

@@ -23,10 +23,10 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
-import { againstCheckout, optionOf } from './ab-options';
+import { againstCheckout, numberOption, optionOf } from './ab-options';
 import { mean, pairChanges, pct } from './ab-stats';
 import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
-import { guardChildren } from './child-guard';
+import { BenchChildren } from './child-guard';
 import { cpuMs } from './proc-stats';
 import { closedLoop, listOf, MODES, PROTOCOLS, scenario, type Mode, type Protocol, type Target } from './text-load';
 
@@ -46,11 +46,7 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
   const get = optionOf(argv);
-  const count = (name: string, fallback: string, min: number) => {
-    const value = Number(get(name, fallback));
-    if (!Number.isFinite(value) || value < min) throw new Error(`--${name}: expected a number >= ${min}`);
-    return value;
-  };
+  const count = (name: string, fallback: string, min: number) => numberOption(get, name, fallback, min);
   return {
     against: againstCheckout(get('against', ''), ['dist/src/api/server.js']),
     billing: billingModeOf(get('billing', 'on')),
@@ -91,21 +87,13 @@ interface Phase {
   idleGatewayCpuMs: number;
 }
 
-const children: Child[] = [];
-let cleaningUp: Promise<void> | null = null;
-const dataDirs: string[] = [];
-function cleanup(): Promise<void> {
-  cleaningUp ??= Promise.all(children.map((c) => c.stop(5000))).then(() => {
-    for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
-  return cleaningUp;
-}
+const bench = new BenchChildren('the simulator and the gateways');
 
 async function startGateway(side: Side, root: string, billing: BillingMode, simUrl: string, logLevel: string, benchData: string): Promise<Gateway> {
   const port = await freePort();
   const dataDir = path.join(benchData, `text-ab-${side}-${Date.now()}`);
   fs.mkdirSync(dataDir, { recursive: true });
-  dataDirs.push(dataDir);
+  bench.removeAtEnd(dataDir);
   const log = path.join(benchData, `text-ab-${side}.log`);
   fs.writeFileSync(log, '');
   const adminToken = 'bench-admin-token';
@@ -115,7 +103,7 @@ async function startGateway(side: Side, root: string, billing: BillingMode, simU
     TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
     LOG_LEVEL: logLevel,
   }, log, root);
-  children.push(child);
+  bench.add(child);
   const issued = await waitFor(`${side} gateway's admin API`, async () => {
     if (child.proc.exitCode !== null) throw new Error(`the ${side} gateway exited with code ${child.proc.exitCode} (see ${log})`);
     const res = await fetch(`http://127.0.0.1:${port}/admin/keys`, {
@@ -150,102 +138,92 @@ async function main(): Promise<void> {
   const root = projectRoot();
   const benchData = path.join(root, '.bench-data');
   fs.mkdirSync(benchData, { recursive: true });
-  guardChildren(children, cleanup, 'the simulator and the gateways');
+  const simPort = await freePort();
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const simLog = path.join(benchData, 'text-ab-simulator.log');
+  fs.writeFileSync(simLog, '');
+  const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, simLog, root);
+  bench.add(sim);
+  await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
+  console.log(`\nbench:text-ab  this checkout (${root}, billing ${opts.billing}) against ${opts.against} (billing ${opts.againstBilling})`);
+  console.log(`saturation, ${opts.concurrency} connections; ${opts.pairs} pairs of gateway processes, each ${opts.rounds} rounds of ${opts.seconds} s per gateway per protocol and mode, strictly alternating; cpu = ms of CPU per request`);
 
-  try {
-    const simPort = await freePort();
-    const simUrl = `http://127.0.0.1:${simPort}`;
-    const simLog = path.join(benchData, 'text-ab-simulator.log');
-    fs.writeFileSync(simLog, '');
-    const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, simLog, root);
-    children.push(sim);
-    await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
-    console.log(`\nbench:text-ab  this checkout (${root}, billing ${opts.billing}) against ${opts.against} (billing ${opts.againstBilling})`);
-    console.log(`saturation, ${opts.concurrency} connections; ${opts.pairs} pairs of gateway processes, each ${opts.rounds} rounds of ${opts.seconds} s per gateway per protocol and mode, strictly alternating; cpu = ms of CPU per request`);
-
-    const phases: Phase[] = [];
-    for (let pair = 1; pair <= opts.pairs; pair += 1) {
-      // Fresh processes per pair: one process of a build can run 10-15 % faster or slower than
-      // another of the same build for its whole life, on the same core (an A/A run shows it), so
-      // a comparison of one pair of processes compares their luck. Start order alternates too.
-      const startOrder: Side[] = pair % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
-      const gateways = {} as Record<Side, Gateway>;
-      for (const side of startOrder) {
-        gateways[side] = side === 'this'
-          ? await startGateway('this', root, opts.billing, simUrl, opts.logLevel, benchData)
-          : await startGateway('against', opts.against, opts.againstBilling, simUrl, opts.logLevel, benchData);
-      }
-      console.log(`\nprocess pair ${pair}`);
-      let block = pair;
-      for (const protocol of opts.protocols) {
-        for (const mode of opts.modes) {
-          // Strictly alternating phases (ABAB..., never the same gateway twice in a row, so each
-          // phase follows the other gateway's), the first side alternating between blocks: a
-          // switch costs (idle upstream sockets closed, caches cold), and ABBA gives one side
-          // more phases after a switch than the other. Warmed up in reverse order, so even the
-          // first measured phase follows the other gateway's load.
-          const order: Side[] = block % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
-          block += 1;
-          if (opts.warmupSeconds > 0) {
-            for (const side of [...order].reverse()) await closedLoop(gateways[side].target, scenario(protocol, mode, gateways[side].key), opts.concurrency, opts.warmupSeconds);
-          }
-          for (let round = 1; round <= opts.rounds; round += 1) {
-            const got = {} as Record<Side, Phase>;
-            for (const side of order) {
-              got[side] = await measure(gateways, sim, { protocol, mode, side, pair, round }, opts);
-              phases.push(got[side]);
-            }
-            const a = got.this;
-            const b = got.against;
-            console.log(`  ${`${protocol} ${mode}`.padEnd(16)} round ${round}: this ${a.rps.toFixed(0).padStart(5)} req/s cpu ${a.gatewayCpuMsPerRequest.toFixed(3)} (sim ${a.simulatorCpuMsPerRequest.toFixed(3)})`
-              + ` | against ${b.rps.toFixed(0).padStart(5)} req/s cpu ${b.gatewayCpuMsPerRequest.toFixed(3)} (sim ${b.simulatorCpuMsPerRequest.toFixed(3)})`
-              + ` | req/s ${pct(a.rps / b.rps - 1)}${a.errors + b.errors > 0 ? ` | errors ${a.errors} / ${b.errors}` : ''}`);
-          }
-        }
-      }
-      for (const gw of Object.values(gateways)) {
-        gw.target.agent.destroy();
-        await gw.child.stop(5000);
-      }
+  const phases: Phase[] = [];
+  for (let pair = 1; pair <= opts.pairs; pair += 1) {
+    // Fresh processes per pair: one process of a build can run 10-15 % faster or slower than
+    // another of the same build for its whole life, on the same core (an A/A run shows it), so
+    // a comparison of one pair of processes compares their luck. Start order alternates too.
+    const startOrder: Side[] = pair % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
+    const gateways = {} as Record<Side, Gateway>;
+    for (const side of startOrder) {
+      gateways[side] = side === 'this'
+        ? await startGateway('this', root, opts.billing, simUrl, opts.logLevel, benchData)
+        : await startGateway('against', opts.against, opts.againstBilling, simUrl, opts.logLevel, benchData);
     }
-
-    console.log(`\nsummary (this against ${opts.against}): means over all rounds; per pair = change of the pair's mean req/s, median (min .. max)`);
-    const summaries = [];
+    console.log(`\nprocess pair ${pair}`);
+    let block = pair;
     for (const protocol of opts.protocols) {
       for (const mode of opts.modes) {
-        const block = phases.filter((p) => p.protocol === protocol && p.mode === mode);
-        const of = (side: Side) => block.filter((p) => p.side === side);
-        const summary = {
-          protocol, mode,
-          rps: { this: mean(of('this').map((p) => p.rps)), against: mean(of('against').map((p) => p.rps)) },
-          gatewayCpuMsPerRequest: { this: mean(of('this').map((p) => p.gatewayCpuMsPerRequest)), against: mean(of('against').map((p) => p.gatewayCpuMsPerRequest)) },
-          simulatorCpuMsPerRequest: { this: mean(of('this').map((p) => p.simulatorCpuMsPerRequest)), against: mean(of('against').map((p) => p.simulatorCpuMsPerRequest)) },
-          pairChange: pairChanges(block, opts.pairs, (p) => p.rps),
-          errors: { this: of('this').reduce((s, p) => s + p.errors, 0), against: of('against').reduce((s, p) => s + p.errors, 0) },
-          maxIdleGatewayCpuMs: Math.max(...block.map((p) => p.idleGatewayCpuMs)),
-        };
-        summaries.push(summary);
-        console.log(`  ${`${protocol} ${mode}`.padEnd(16)} req/s ${summary.rps.against.toFixed(0)} -> ${summary.rps.this.toFixed(0)} (${pct(summary.rps.this / summary.rps.against - 1)});`
-          + ` per pair ${pct(summary.pairChange.median)} (${pct(summary.pairChange.min)} .. ${pct(summary.pairChange.max)});`
-          + ` gateway cpu ${summary.gatewayCpuMsPerRequest.against.toFixed(3)} -> ${summary.gatewayCpuMsPerRequest.this.toFixed(3)} ms/req`
-          + ` (${pct(summary.gatewayCpuMsPerRequest.this / summary.gatewayCpuMsPerRequest.against - 1)});`
-          + ` sim cpu ${summary.simulatorCpuMsPerRequest.against.toFixed(3)} -> ${summary.simulatorCpuMsPerRequest.this.toFixed(3)};`
-          + ` errors ${summary.errors.this} / ${summary.errors.against}; idle gateway at most ${summary.maxIdleGatewayCpuMs.toFixed(0)} ms per phase`);
+        // Strictly alternating phases (ABAB..., never the same gateway twice in a row, so each
+        // phase follows the other gateway's), the first side alternating between blocks: a
+        // switch costs (idle upstream sockets closed, caches cold), and ABBA gives one side
+        // more phases after a switch than the other. Warmed up in reverse order, so even the
+        // first measured phase follows the other gateway's load.
+        const order: Side[] = block % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
+        block += 1;
+        if (opts.warmupSeconds > 0) {
+          for (const side of [...order].reverse()) await closedLoop(gateways[side].target, scenario(protocol, mode, gateways[side].key), opts.concurrency, opts.warmupSeconds);
+        }
+        for (let round = 1; round <= opts.rounds; round += 1) {
+          const got = {} as Record<Side, Phase>;
+          for (const side of order) {
+            got[side] = await measure(gateways, sim, { protocol, mode, side, pair, round }, opts);
+            phases.push(got[side]);
+          }
+          const a = got.this;
+          const b = got.against;
+          console.log(`  ${`${protocol} ${mode}`.padEnd(16)} round ${round}: this ${a.rps.toFixed(0).padStart(5)} req/s cpu ${a.gatewayCpuMsPerRequest.toFixed(3)} (sim ${a.simulatorCpuMsPerRequest.toFixed(3)})`
+            + ` | against ${b.rps.toFixed(0).padStart(5)} req/s cpu ${b.gatewayCpuMsPerRequest.toFixed(3)} (sim ${b.simulatorCpuMsPerRequest.toFixed(3)})`
+            + ` | req/s ${pct(a.rps / b.rps - 1)}${a.errors + b.errors > 0 ? ` | errors ${a.errors} / ${b.errors}` : ''}`);
+        }
       }
     }
-
-    const out = path.join(root, 'bench-results');
-    fs.mkdirSync(out, { recursive: true });
-    const file = path.join(out, `text-ab-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify({ options: opts, node: process.version, summaries, phases }, null, 2));
-    console.log(`\nresults written to ${path.relative(root, file)}`);
-  } finally {
-    await cleanup();
+    for (const gw of Object.values(gateways)) {
+      gw.target.agent.destroy();
+      await gw.child.stop(5000);
+    }
   }
+
+  console.log(`\nsummary (this against ${opts.against}): means over all rounds; per pair = change of the pair's mean req/s, median (min .. max)`);
+  const summaries = [];
+  for (const protocol of opts.protocols) {
+    for (const mode of opts.modes) {
+      const block = phases.filter((p) => p.protocol === protocol && p.mode === mode);
+      const of = (side: Side) => block.filter((p) => p.side === side);
+      const summary = {
+        protocol, mode,
+        rps: { this: mean(of('this').map((p) => p.rps)), against: mean(of('against').map((p) => p.rps)) },
+        gatewayCpuMsPerRequest: { this: mean(of('this').map((p) => p.gatewayCpuMsPerRequest)), against: mean(of('against').map((p) => p.gatewayCpuMsPerRequest)) },
+        simulatorCpuMsPerRequest: { this: mean(of('this').map((p) => p.simulatorCpuMsPerRequest)), against: mean(of('against').map((p) => p.simulatorCpuMsPerRequest)) },
+        pairChange: pairChanges(block, opts.pairs, (p) => p.rps),
+        errors: { this: of('this').reduce((s, p) => s + p.errors, 0), against: of('against').reduce((s, p) => s + p.errors, 0) },
+        maxIdleGatewayCpuMs: Math.max(...block.map((p) => p.idleGatewayCpuMs)),
+      };
+      summaries.push(summary);
+      console.log(`  ${`${protocol} ${mode}`.padEnd(16)} req/s ${summary.rps.against.toFixed(0)} -> ${summary.rps.this.toFixed(0)} (${pct(summary.rps.this / summary.rps.against - 1)});`
+        + ` per pair ${pct(summary.pairChange.median)} (${pct(summary.pairChange.min)} .. ${pct(summary.pairChange.max)});`
+        + ` gateway cpu ${summary.gatewayCpuMsPerRequest.against.toFixed(3)} -> ${summary.gatewayCpuMsPerRequest.this.toFixed(3)} ms/req`
+        + ` (${pct(summary.gatewayCpuMsPerRequest.this / summary.gatewayCpuMsPerRequest.against - 1)});`
+        + ` sim cpu ${summary.simulatorCpuMsPerRequest.against.toFixed(3)} -> ${summary.simulatorCpuMsPerRequest.this.toFixed(3)};`
+        + ` errors ${summary.errors.this} / ${summary.errors.against}; idle gateway at most ${summary.maxIdleGatewayCpuMs.toFixed(0)} ms per phase`);
+    }
+  }
+
+  const out = path.join(root, 'bench-results');
+  fs.mkdirSync(out, { recursive: true });
+  const file = path.join(out, `text-ab-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ options: opts, node: process.version, summaries, phases }, null, 2));
+  console.log(`\nresults written to ${path.relative(root, file)}`);
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  await cleanup();
-  process.exit(1);
-});
+bench.run(main);

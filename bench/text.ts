@@ -28,9 +28,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
-import { runNode, type Child } from '../test/support/processes';
+import { runNode } from '../test/support/processes';
 import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
-import { guardChildren } from './child-guard';
+import { BenchChildren } from './child-guard';
 import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB } from './proc-stats';
 import { closedLoop, fire, listOf, MODES, now, openLoop, PROTOCOLS, scenario, toMs, type Mode, type Outcome, type Protocol, type Scenario, type Target } from './text-load';
 
@@ -249,16 +249,7 @@ function printAdded(a: Added): void {
 // ---------------------------------------------------------------------------------------------
 // Orchestration
 // ---------------------------------------------------------------------------------------------
-const children: Child[] = [];
-/** The gateway's DATA_DIR for this run: removed with the children. */
-let runDir: string | null = null;
-let cleaningUp: Promise<void> | null = null;
-function cleanup(): Promise<void> {
-  cleaningUp ??= Promise.all(children.map((c) => c.stop(5000))).then(() => {
-    if (runDir) fs.rmSync(runDir, { recursive: true, force: true });
-  });
-  return cleaningUp;
-}
+const bench = new BenchChildren('the simulator and the gateway');
 
 async function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; text: string }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -276,158 +267,148 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const dataDir = path.join(root, '.bench-data', `text-${startedAt.getTime()}`);
   fs.mkdirSync(dataDir, { recursive: true });
-  runDir = dataDir;
+  bench.removeAtEnd(dataDir);
   const logs = { simulator: path.join(root, '.bench-data', 'text-simulator.log'), gateway: path.join(root, '.bench-data', 'text-gateway.log') };
   for (const file of Object.values(logs)) fs.writeFileSync(file, ''); // runNode appends: each run's logs alone
 
-  guardChildren(children, cleanup, 'the simulator and the gateway');
+  const simPort = await freePort();
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, logs.simulator);
+  bench.add(sim);
+  await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 
-  try {
-    const simPort = await freePort();
-    const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, logs.simulator);
-    children.push(sim);
-    await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
+  const apiPort = await freePort();
+  const api = `http://127.0.0.1:${apiPort}`;
+  const adminToken = 'bench-admin-token';
+  if (opts.cpuProfDir) fs.mkdirSync(opts.cpuProfDir, { recursive: true });
+  const gw = runNode('dist/src/api/server.js', {
+    PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
+    // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
+    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+    LOG_LEVEL: opts.logLevel,
+  }, logs.gateway, root, opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []);
+  bench.add(gw);
+  const issued = await waitFor('gateway admin API', async () => {
+    if (gw.proc.exitCode !== null) throw new Error(`the gateway exited with code ${gw.proc.exitCode} (see ${path.relative(root, logs.gateway)})`);
+    const res = await post(`${api}/admin/keys`, { authorization: `Bearer ${adminToken}` }, benchKeyBody(opts.billing));
+    return res.status === 201 ? (JSON.parse(res.text) as { key: string }) : null;
+  }, 60_000, 200);
 
-    const apiPort = await freePort();
-    const api = `http://127.0.0.1:${apiPort}`;
-    const adminToken = 'bench-admin-token';
-    if (opts.cpuProfDir) fs.mkdirSync(opts.cpuProfDir, { recursive: true });
-    const gw = runNode('dist/src/api/server.js', {
-      PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
-      // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
-      TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-      LOG_LEVEL: opts.logLevel,
-    }, logs.gateway, root, opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []);
-    children.push(gw);
-    const issued = await waitFor('gateway admin API', async () => {
-      if (gw.proc.exitCode !== null) throw new Error(`the gateway exited with code ${gw.proc.exitCode} (see ${path.relative(root, logs.gateway)})`);
-      const res = await post(`${api}/admin/keys`, { authorization: `Bearer ${adminToken}` }, benchKeyBody(opts.billing));
-      return res.status === 201 ? (JSON.parse(res.text) as { key: string }) : null;
-    }, 60_000, 200);
+  const agentOptions: http.AgentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256 };
+  const targets: Record<TargetName, Target<TargetName>> = {
+    direct: { name: 'direct', host: '127.0.0.1', port: simPort, agent: new http.Agent(agentOptions) },
+    gateway: { name: 'gateway', host: '127.0.0.1', port: apiPort, agent: new http.Agent(agentOptions) },
+  };
+  const pids = { gateway: gw.proc.pid, simulator: sim.proc.pid };
+  const gatewayRssAtStart = statusMiB(pids.gateway, 'VmRSS');
 
-    const agentOptions: http.AgentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256 };
-    const targets: Record<TargetName, Target<TargetName>> = {
-      direct: { name: 'direct', host: '127.0.0.1', port: simPort, agent: new http.Agent(agentOptions) },
-      gateway: { name: 'gateway', host: '127.0.0.1', port: apiPort, agent: new http.Agent(agentOptions) },
+  console.log(`\nbench:text  fixed rate ${opts.rate} req/s (open loop) for ${opts.seconds} s after ${opts.warmupSeconds} s warm-up; saturation ${opts.concurrency} connections (closed loop) for ${opts.seconds} s; billing ${opts.billing}`);
+  const loadAtStart = os.loadavg()[0] ?? NaN;
+  console.log(`gateway LOG_LEVEL=${opts.logLevel}; ${os.cpus().length} cores shared by the load generator (this process), the gateway and the simulator`
+    + `; 1-min load average before the run ${loadAtStart.toFixed(2)}${opts.cpuProfDir ? `; gateway CPU profile to ${opts.cpuProfDir}` : ''}`);
+
+  /** Runs one measured phase with CPU and RSS accounting around it. */
+  const measure = async (
+    base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
+    run: () => Promise<Outcome[]>,
+  ): Promise<PhaseResult> => {
+    const peak = { gateway: 0, simulator: 0, loadgen: 0 };
+    const sample = () => {
+      peak.gateway = Math.max(peak.gateway, statusMiB(pids.gateway, 'VmRSS'));
+      peak.simulator = Math.max(peak.simulator, statusMiB(pids.simulator, 'VmRSS'));
+      peak.loadgen = Math.max(peak.loadgen, process.memoryUsage.rss() / 1048576);
     };
-    const pids = { gateway: gw.proc.pid, simulator: sim.proc.pid };
-    const gatewayRssAtStart = statusMiB(pids.gateway, 'VmRSS');
-
-    console.log(`\nbench:text  fixed rate ${opts.rate} req/s (open loop) for ${opts.seconds} s after ${opts.warmupSeconds} s warm-up; saturation ${opts.concurrency} connections (closed loop) for ${opts.seconds} s; billing ${opts.billing}`);
-    const loadAtStart = os.loadavg()[0] ?? NaN;
-    console.log(`gateway LOG_LEVEL=${opts.logLevel}; ${os.cpus().length} cores shared by the load generator (this process), the gateway and the simulator`
-      + `; 1-min load average before the run ${loadAtStart.toFixed(2)}${opts.cpuProfDir ? `; gateway CPU profile to ${opts.cpuProfDir}` : ''}`);
-
-    /** Runs one measured phase with CPU and RSS accounting around it. */
-    const measure = async (
-      base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
-      run: () => Promise<Outcome[]>,
-    ): Promise<PhaseResult> => {
-      const peak = { gateway: 0, simulator: 0, loadgen: 0 };
-      const sample = () => {
-        peak.gateway = Math.max(peak.gateway, statusMiB(pids.gateway, 'VmRSS'));
-        peak.simulator = Math.max(peak.simulator, statusMiB(pids.simulator, 'VmRSS'));
-        peak.loadgen = Math.max(peak.loadgen, process.memoryUsage.rss() / 1048576);
-      };
-      const sampler = setInterval(sample, 250);
-      const before = { gateway: cpuMs(pids.gateway), simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
-      const outcomes = await run();
-      const after = { gateway: cpuMs(pids.gateway), simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
-      clearInterval(sampler);
-      sample();
-      const n = Math.max(1, outcomes.length);
-      const cpu = {
-        gateway: base.target === 'gateway' ? (after.gateway - before.gateway) / n : NaN,
-        simulator: (after.simulator - before.simulator) / n,
-        loadgen: (after.loadgen - before.loadgen) / n,
-      };
-      if (base.target !== 'gateway') peak.gateway = NaN;
-      const ours = (after.gateway - before.gateway) + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
-      const other = (100 * (after.machine - before.machine - ours)) / toMs(after.at - before.at);
-      return summarise(base, outcomes, cpu, other, peak);
+    const sampler = setInterval(sample, 250);
+    const before = { gateway: cpuMs(pids.gateway), simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
+    const outcomes = await run();
+    const after = { gateway: cpuMs(pids.gateway), simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
+    clearInterval(sampler);
+    sample();
+    const n = Math.max(1, outcomes.length);
+    const cpu = {
+      gateway: base.target === 'gateway' ? (after.gateway - before.gateway) / n : NaN,
+      simulator: (after.simulator - before.simulator) / n,
+      loadgen: (after.loadgen - before.loadgen) / n,
     };
+    if (base.target !== 'gateway') peak.gateway = NaN;
+    const ours = (after.gateway - before.gateway) + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
+    const other = (100 * (after.machine - before.machine - ours)) / toMs(after.at - before.at);
+    return summarise(base, outcomes, cpu, other, peak);
+  };
 
-    console.log('\nms: p50/p99 = request sent -> last byte; sch = from the scheduled send time (fixed rate, no coordinated omission);');
-    console.log('ttfb = sent -> first body byte; cpu = ms of CPU per request (gw gateway, sim simulator, gen load generator); gw rss MiB peak;');
-    console.log('other = CPU used by other processes on the machine during the phase, % of one core (more than a few %: a noisy row)\n');
-    console.log(row(COLUMNS.map(([name]) => name)));
+  console.log('\nms: p50/p99 = request sent -> last byte; sch = from the scheduled send time (fixed rate, no coordinated omission);');
+  console.log('ttfb = sent -> first body byte; cpu = ms of CPU per request (gw gateway, sim simulator, gen load generator); gw rss MiB peak;');
+  console.log('other = CPU used by other processes on the machine during the phase, % of one core (more than a few %: a noisy row)\n');
+  console.log(row(COLUMNS.map(([name]) => name)));
 
-    const results: PhaseResult[] = [];
-    const addedRows: Added[] = [];
-    const skipped: Array<{ protocol: Protocol; mode: Mode; target: TargetName; reason: string }> = [];
-    for (const protocol of opts.protocols) {
-      for (const mode of opts.modes) {
-        const sc = scenario(protocol, mode, issued.key);
-        const live: Target<TargetName>[] = [];
-        for (const name of opts.targets) {
-          const reason = await probe(targets[name], sc);
-          if (reason === null) live.push(targets[name]);
-          else {
-            skipped.push({ protocol, mode, target: name, reason });
-            console.log(`${row([protocol, mode, '', name])} skipped: POST ${sc.path} answered ${reason}`);
-          }
+  const results: PhaseResult[] = [];
+  const addedRows: Added[] = [];
+  const skipped: Array<{ protocol: Protocol; mode: Mode; target: TargetName; reason: string }> = [];
+  for (const protocol of opts.protocols) {
+    for (const mode of opts.modes) {
+      const sc = scenario(protocol, mode, issued.key);
+      const live: Target<TargetName>[] = [];
+      for (const name of opts.targets) {
+        const reason = await probe(targets[name], sc);
+        if (reason === null) live.push(targets[name]);
+        else {
+          skipped.push({ protocol, mode, target: name, reason });
+          console.log(`${row([protocol, mode, '', name])} skipped: POST ${sc.path} answered ${reason}`);
         }
-        const byTarget: Partial<Record<TargetName, Partial<Record<PhaseKind, PhaseResult>>>> = {};
-        const base = { protocol, mode, seconds: opts.seconds };
-        for (const target of live) {
-          if (opts.warmupSeconds > 0) await openLoop(target, sc, opts.rate, opts.warmupSeconds);
-          const r = await measure({ ...base, target: target.name, phase: 'fixed', offeredRate: opts.rate, concurrency: null },
-            () => openLoop(target, sc, opts.rate, opts.seconds));
-          (byTarget[target.name] ??= {}).fixed = r;
-          results.push(r);
-          printRow(r);
-        }
-        for (const target of live) {
-          const r = await measure({ ...base, target: target.name, phase: 'saturation', offeredRate: null, concurrency: opts.concurrency },
-            () => closedLoop(target, sc, opts.concurrency, opts.seconds));
-          (byTarget[target.name] ??= {}).saturation = r;
-          results.push(r);
-          printRow(r);
-        }
-        for (const phase of ['fixed', 'saturation'] as const) {
-          const d = byTarget.direct?.[phase];
-          const g = byTarget.gateway?.[phase];
-          if (d && g) {
-            const a = added(d, g);
-            addedRows.push(a);
-            printAdded(a);
-          }
+      }
+      const byTarget: Partial<Record<TargetName, Partial<Record<PhaseKind, PhaseResult>>>> = {};
+      const base = { protocol, mode, seconds: opts.seconds };
+      for (const target of live) {
+        if (opts.warmupSeconds > 0) await openLoop(target, sc, opts.rate, opts.warmupSeconds);
+        const r = await measure({ ...base, target: target.name, phase: 'fixed', offeredRate: opts.rate, concurrency: null },
+          () => openLoop(target, sc, opts.rate, opts.seconds));
+        (byTarget[target.name] ??= {}).fixed = r;
+        results.push(r);
+        printRow(r);
+      }
+      for (const target of live) {
+        const r = await measure({ ...base, target: target.name, phase: 'saturation', offeredRate: null, concurrency: opts.concurrency },
+          () => closedLoop(target, sc, opts.concurrency, opts.seconds));
+        (byTarget[target.name] ??= {}).saturation = r;
+        results.push(r);
+        printRow(r);
+      }
+      for (const phase of ['fixed', 'saturation'] as const) {
+        const d = byTarget.direct?.[phase];
+        const g = byTarget.gateway?.[phase];
+        if (d && g) {
+          const a = added(d, g);
+          addedRows.push(a);
+          printAdded(a);
         }
       }
     }
-
-    const gatewayPeakRss = statusMiB(pids.gateway, 'VmHWM');
-    console.log(`\ngateway RSS ${gatewayRssAtStart.toFixed(0)} MiB right after start-up, peak (VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`);
-    const lags = results.flatMap((r) => (r.sendLag ? [r.sendLag] : []));
-    if (lags.length > 0) {
-      console.log(`load generator sent late by p50 ${f2(Math.max(...lags.map((l) => l.p50)))} ms, p99 ${f2(Math.max(...lags.map((l) => l.p99)))} ms `
-        + `(worst fixed-rate phase; 1 ms timers: this is the gap between "sch" and sent-based figures)`);
-    }
-    const fixedAdded = addedRows.filter((a) => a.phase === 'fixed');
-    if (fixedAdded.length > 0) {
-      const worst = Math.max(...fixedAdded.map((a) => a.p50));
-      console.log(`target: added median latency < 1 ms at ${opts.rate} req/s: ${worst < 1 ? 'met' : 'NOT met'} (worst added p50 ${signed(worst)} ms)`);
-    }
-    console.log(`logs: ${path.relative(root, logs.gateway)}, ${path.relative(root, logs.simulator)}`);
-
-    const out = path.join(root, 'bench-results');
-    fs.mkdirSync(out, { recursive: true });
-    const file = path.join(out, `text-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify({
-      options: opts, startedAt: startedAt.toISOString(), cores: os.cpus().length, loadAverageAtStart: loadAtStart, node: process.version, clockTicks: CLOCK_TICKS,
-      results, added: addedRows, skipped,
-      rssMiB: { gatewayAtStart: gatewayRssAtStart, gatewayPeak: gatewayPeakRss, simulatorPeak: statusMiB(pids.simulator, 'VmHWM') },
-    }, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
-    console.log(`results written to ${path.relative(root, file)}`);
-    for (const t of Object.values(targets)) t.agent.destroy();
-  } finally {
-    await cleanup();
   }
+
+  const gatewayPeakRss = statusMiB(pids.gateway, 'VmHWM');
+  console.log(`\ngateway RSS ${gatewayRssAtStart.toFixed(0)} MiB right after start-up, peak (VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`);
+  const lags = results.flatMap((r) => (r.sendLag ? [r.sendLag] : []));
+  if (lags.length > 0) {
+    console.log(`load generator sent late by p50 ${f2(Math.max(...lags.map((l) => l.p50)))} ms, p99 ${f2(Math.max(...lags.map((l) => l.p99)))} ms `
+      + `(worst fixed-rate phase; 1 ms timers: this is the gap between "sch" and sent-based figures)`);
+  }
+  const fixedAdded = addedRows.filter((a) => a.phase === 'fixed');
+  if (fixedAdded.length > 0) {
+    const worst = Math.max(...fixedAdded.map((a) => a.p50));
+    console.log(`target: added median latency < 1 ms at ${opts.rate} req/s: ${worst < 1 ? 'met' : 'NOT met'} (worst added p50 ${signed(worst)} ms)`);
+  }
+  console.log(`logs: ${path.relative(root, logs.gateway)}, ${path.relative(root, logs.simulator)}`);
+
+  const out = path.join(root, 'bench-results');
+  fs.mkdirSync(out, { recursive: true });
+  const file = path.join(out, `text-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({
+    options: opts, startedAt: startedAt.toISOString(), cores: os.cpus().length, loadAverageAtStart: loadAtStart, node: process.version, clockTicks: CLOCK_TICKS,
+    results, added: addedRows, skipped,
+    rssMiB: { gatewayAtStart: gatewayRssAtStart, gatewayPeak: gatewayPeakRss, simulatorPeak: statusMiB(pids.simulator, 'VmHWM') },
+  }, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
+  console.log(`results written to ${path.relative(root, file)}`);
+  for (const t of Object.values(targets)) t.agent.destroy();
 }
 
-main().catch(async (err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  await cleanup();
-  process.exit(1);
-});
+bench.run(main);

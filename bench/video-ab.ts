@@ -26,7 +26,7 @@ import { createLogger } from '../src/log';
 import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
-import { againstCheckout, optionOf } from './ab-options';
+import { againstCheckout, numberOption, optionOf } from './ab-options';
 import { mean, pairChanges, pct } from './ab-stats';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { cpuMs } from './proc-stats';
@@ -49,11 +49,7 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
   const get = optionOf(argv);
-  const count = (name: string, fallback: string, min: number) => {
-    const value = Number(get(name, fallback));
-    if (!Number.isInteger(value) || value < min) throw new Error(`--${name}: expected an integer >= ${min}`);
-    return value;
-  };
+  const count = (name: string, fallback: string, min: number) => numberOption(get, name, fallback, min, true);
   return {
     against: againstCheckout(get('against', ''), ['dist/src/api/server.js', 'dist/src/worker.js']),
     billing: billingModeOf(get('billing', 'on')),

@@ -58,7 +58,11 @@ export interface StreamOutcome {
   urlAt: number;
 }
 
-/** `streams` streamed video chat completions (motion-2) sent at once; each is read to its end. */
+/**
+ * `streams` streamed video chat completions (motion-2) sent at once; each is read to its end.
+ * `firstChunkMs` has every stream that named its task, `outcomes` only those that also got
+ * their video_url: a stream that broke later still had its first chunk.
+ */
 export async function chatStreamBurst(api: string, auth: Record<string, string>, args: { streams: number; jobMs: number }): Promise<{ outcomes: StreamOutcome[]; firstChunkMs: number[]; errors: number }> {
   const outcomes: StreamOutcome[] = [];
   const firstChunkMs: number[] = [];
