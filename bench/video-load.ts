@@ -1,7 +1,11 @@
 /**
  * The load of the video benchmarks (bench:video, bench:video-ab): a wave of /v1/video/create
- * calls and a burst of streamed video chat completions, against one gateway API.
+ * calls, a burst of streamed video chat completions and status reads, against one gateway API;
+ * and the completion lag of the tasks once done.
  */
+import type { Client } from '@temporalio/client';
+import type { TaskState } from '../src/tasks/task';
+import { upstreamJobOf } from '../test/support/upstream';
 
 export const percentile = (values: number[], p: number): number => {
   if (values.length === 0) return NaN;
@@ -91,4 +95,43 @@ export async function chatStreamBurst(api: string, auth: Record<string, string>,
     outcomes.push({ firstChunkMs: first, taskId, urlAt });
   }));
   return { outcomes, firstChunkMs, errors };
+}
+
+/**
+ * `concurrency` clients reading random tasks of `ids` (GET /v1/video/query) for `seconds`:
+ * each read's latency, and how many were not 200.
+ */
+export async function statusReads(api: string, auth: Record<string, string>, ids: string[], args: { seconds: number; concurrency: number }): Promise<{ latencies: number[]; errors: number }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  if (ids.length === 0) return { latencies, errors };
+  const until = performance.now() + args.seconds * 1000;
+  await Promise.all(Array.from({ length: args.concurrency }, async () => {
+    while (performance.now() < until) {
+      const id = ids[Math.floor(Math.random() * ids.length)]!;
+      const t0 = performance.now();
+      const res = await fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth });
+      await res.arrayBuffer();
+      latencies.push(performance.now() - t0);
+      if (res.status !== 200) errors++;
+    }
+  }));
+  return { latencies, errors };
+}
+
+/**
+ * Completion lag of finished tasks: from the moment the simulator's job completed to the
+ * moment the task's workflow closed. Tasks that did not complete are counted, not timed.
+ */
+export async function completionLags(temporal: Client, simUrl: string, ids: string[]): Promise<{ lags: number[]; notCompleted: number }> {
+  const lags: number[] = [];
+  let notCompleted = 0;
+  await pool(ids, 20, async (id) => {
+    const d = await temporal.workflow.getHandle(id).describe();
+    const state = d.memo?.state as TaskState | undefined;
+    if (state?.status !== 'completed' || !d.closeTime) return void notCompleted++;
+    const job = await upstreamJobOf(temporal, simUrl, id);
+    lags.push(d.closeTime.getTime() - (job.completedAt ?? NaN));
+  });
+  return { lags, notCompleted };
 }
