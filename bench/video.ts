@@ -38,7 +38,7 @@ import { upstreamJobOf } from '../test/support/upstream';
 import { cpuPerItem, cpuSnapshot, formatCpu } from './cpu';
 import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
-import { chatStreamBurst, createWave, percentile, pool } from './video-load';
+import { chatStreamBurst, createWave, percentile, pool, statusReads } from './video-load';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 
 interface Options {
@@ -149,21 +149,9 @@ async function main(): Promise<void> {
       const cpuCreates = cpuPerItem(cpuBeforeCreates, cpu(), n);
 
       // query, while the tasks are in flight
-      const queryLatencies: number[] = [];
-      let queryErrors = 0;
-      const queryUntil = performance.now() + opts.querySeconds * 1000;
       let peakApi = rssMiB(apiProc.proc.pid);
       let peakWorker = rssMiB(workerProc.proc.pid);
-      await Promise.all(Array.from({ length: opts.concurrency }, async () => {
-        while (performance.now() < queryUntil) {
-          const id = ids[Math.floor(Math.random() * ids.length)]!;
-          const t0 = performance.now();
-          const res = await fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth });
-          await res.arrayBuffer();
-          queryLatencies.push(performance.now() - t0);
-          if (res.status !== 200) queryErrors++;
-        }
-      }));
+      const { latencies: queryLatencies, errors: queryErrors } = await statusReads(api, auth, ids, { seconds: opts.querySeconds, concurrency: opts.concurrency });
       const inFlightAtQuery = await temporal.workflow.count(`GatewayOwner IS NOT NULL AND ExecutionStatus = "Running"`);
       const cpuBeforeCompletion = cpu();
 
