@@ -9,13 +9,26 @@
  * It reads only charges that are due: a task whose start the API saw (StartConfirmations)
  * is first looked at after 10 minutes, and a task found running is looked at again after as
  * long as it has lived (1 minute to 1 hour). So healthy tasks, which settle themselves, cost
- * Temporal no reads, the oldest due charge is always looked at first, and a workflow an
- * operator terminated is settled within about its own age (at most an hour) after it ended.
+ * Temporal no reads, and the oldest due charge is always looked at first.
+ *
+ * A workflow stopped from outside (an operator terminated or cancelled it, or it timed out)
+ * is found sooner: every pass also asks Temporal's visibility, in one query, for runs that
+ * closed that way since the last pass, and refunds their charges (a no-op for a charge already
+ * settled). The windows overlap, because visibility records a close a little after it happens.
+ * A run the sweep misses (closed over an hour before this process started, or beyond a pass's
+ * limit of 500) is still settled at its charge's next due look.
  */
 import type { Logger } from 'pino';
 import type { BillingStore } from '../store/billing';
 import type { TaskService } from './task-service';
 
+/** How far back the first sweep of stopped runs looks, so a restart does not skip recent ones. */
+const FIRST_SWEEP_LOOKBACK_MS = 60 * 60_000;
+/** Each sweep starts this long before the previous one did: visibility records closes late. */
+const SWEEP_OVERLAP_MS = 60_000;
+/** Stopped runs refunded per pass at most; more wait for the next pass. */
+const SWEEP_LIMIT = 500;
+const STOPPED_REASON = "the task's workflow ended without finishing";
 
 export interface Reconciler {
   /** One pass; resolves with how many charges it settled. */
@@ -24,8 +37,8 @@ export interface Reconciler {
 }
 
 export function startBillingReconciler(
-  billing: BillingStore,
-  tasks: TaskService,
+  billing: Pick<BillingStore, 'chargesDueForCheck' | 'refundTask' | 'completeTask' | 'checkAgainLater'>,
+  tasks: Pick<TaskService, 'outcome' | 'stoppedSince'>,
   opts: { intervalSeconds: number; minAgeSeconds: number },
   logger: Logger,
 ): Reconciler {
@@ -36,8 +49,30 @@ export function startBillingReconciler(
     return running;
   };
 
-  async function pass(): Promise<number> {
+  let sweepFrom = Date.now() - FIRST_SWEEP_LOOKBACK_MS;
+
+  async function sweepStopped(): Promise<number> {
+    const startedAt = Date.now();
+    let ids: string[];
+    try {
+      ids = await tasks.stoppedSince(new Date(sweepFrom), SWEEP_LIMIT);
+    } catch {
+      return 0; // Temporal unreachable: the next pass covers the same window.
+    }
     let settled = 0;
+    for (const taskId of ids) {
+      if (await billing.refundTask(taskId, STOPPED_REASON)) {
+        settled++;
+        logger.info({ taskId }, 'billing reconciler refunded a stopped task');
+      }
+    }
+    // Runs past the limit (a mass stop) are left to their charges' due looks.
+    sweepFrom = startedAt - SWEEP_OVERLAP_MS;
+    return settled;
+  }
+
+  async function pass(): Promise<number> {
+    let settled = await sweepStopped();
     const stillRunning: string[] = [];
     for (const task of await billing.chargesDueForCheck(minAgeSeconds)) {
       let outcome;
@@ -49,7 +84,7 @@ export function startBillingReconciler(
       if (outcome === 'running') stillRunning.push(task.taskId);
       const done =
         outcome === 'missing' ? await billing.refundTask(task.taskId, 'the task never started')
-        : outcome === 'failed' ? await billing.refundTask(task.taskId, "the task's workflow ended without finishing")
+        : outcome === 'failed' ? await billing.refundTask(task.taskId, STOPPED_REASON)
         : outcome === 'completed' ? await billing.completeTask(task.taskId)
         : false;
       if (done) {

@@ -143,6 +143,23 @@ export class TaskService {
     return memoState && memoState.status !== 'completed' ? 'failed' : 'completed';
   }
 
+  /**
+   * Workflows that closed without finishing (terminated, timed out, cancelled or failed) after
+   * `since`, at most `limit`: runs stopped from outside never reach their own settle step. One
+   * visibility query, so the billing reconciler can refund them within a pass.
+   */
+  async stoppedSince(since: Date, limit: number): Promise<string[]> {
+    const query = `ExecutionStatus IN ("Terminated", "TimedOut", "Canceled", "Failed") AND CloseTime > "${since.toISOString()}"`;
+    return this.rpc(async () => {
+      const ids: string[] = [];
+      for await (const run of this.client.workflow.list({ query, pageSize: limit })) {
+        ids.push(run.workflowId);
+        if (ids.length >= limit) break;
+      }
+      return ids;
+    });
+  }
+
   private remember(id: string, state: TaskState): void {
     if (this.closed.size >= CLOSED_CACHE_MAX) this.closed.delete(this.closed.keys().next().value ?? '');
     this.closed.set(id, state);

@@ -1,0 +1,89 @@
+import pino from 'pino';
+import { startBillingReconciler } from '../../src/tasks/billing-reconciler';
+import type { BilledTaskKind } from '../../src/store/billing';
+
+type Outcome = 'missing' | 'running' | 'completed' | 'failed';
+
+/**
+ * The reconciler's decisions against a store and a task service kept in memory: which charge
+ * each path settles, and how. The real store and Temporal are covered by test/e2e/billing.test.ts.
+ */
+function setup(opts: { due?: string[]; outcomes?: Record<string, Outcome>; stopped?: string[] | Error } = {}) {
+  const calls: string[] = [];
+  const sweeps: Date[] = [];
+  const running = new Set([...(opts.due ?? []), ...(Array.isArray(opts.stopped) ? opts.stopped : [])]);
+  const billing = {
+    async chargesDueForCheck() {
+      return (opts.due ?? []).map((taskId) => ({ taskId, keyId: 'key_1', kind: 'video' as BilledTaskKind }));
+    },
+    async refundTask(taskId: string, reason: string) {
+      calls.push(`refund ${taskId}: ${reason}`);
+      return running.delete(taskId);
+    },
+    async completeTask(taskId: string) {
+      calls.push(`complete ${taskId}`);
+      return running.delete(taskId);
+    },
+    async checkAgainLater(taskIds: readonly string[]) {
+      if (taskIds.length > 0) calls.push(`later ${taskIds.join(',')}`);
+    },
+  };
+  const tasks = {
+    async outcome(id: string): Promise<Outcome> {
+      return opts.outcomes?.[id] ?? 'running';
+    },
+    async stoppedSince(since: Date): Promise<string[]> {
+      sweeps.push(since);
+      if (opts.stopped instanceof Error) throw opts.stopped;
+      return opts.stopped ?? [];
+    },
+  };
+  const reconciler = startBillingReconciler(billing, tasks, { intervalSeconds: 0, minAgeSeconds: 10 }, pino({ level: 'silent' }));
+  return { reconciler, calls, sweeps };
+}
+
+describe('billing reconciler', () => {
+  it('refunds the runs stopped from outside that visibility reports, once', async () => {
+    const { reconciler, calls } = setup({ stopped: ['t_stopped'] });
+    expect(await reconciler.runOnce()).toBe(1);
+    expect(await reconciler.runOnce()).toBe(0);
+    expect(calls).toEqual([
+      "refund t_stopped: the task's workflow ended without finishing",
+      "refund t_stopped: the task's workflow ended without finishing",
+    ]);
+  });
+
+  it('sweeps from an hour back first, then from a minute before the previous sweep began', async () => {
+    const { reconciler, sweeps } = setup();
+    const before = Date.now();
+    await reconciler.runOnce();
+    const secondFrom = Date.now();
+    await reconciler.runOnce();
+    const after = Date.now();
+    expect(sweeps).toHaveLength(2);
+    expect(sweeps[0]!.getTime()).toBeGreaterThanOrEqual(before - 3_600_000);
+    expect(sweeps[0]!.getTime()).toBeLessThanOrEqual(secondFrom - 3_600_000);
+    expect(sweeps[1]!.getTime()).toBeGreaterThanOrEqual(before - 60_000);
+    expect(sweeps[1]!.getTime()).toBeLessThanOrEqual(after - 60_000);
+  });
+
+  it('settles due charges by their workflow: missing and failed refunded, completed kept, running looked at later', async () => {
+    const { reconciler, calls } = setup({
+      due: ['t_missing', 't_failed', 't_completed', 't_running'],
+      outcomes: { t_missing: 'missing', t_failed: 'failed', t_completed: 'completed', t_running: 'running' },
+    });
+    expect(await reconciler.runOnce()).toBe(3);
+    expect(calls).toEqual([
+      'refund t_missing: the task never started',
+      "refund t_failed: the task's workflow ended without finishing",
+      'complete t_completed',
+      'later t_running',
+    ]);
+  });
+
+  it('still settles due charges when the visibility query fails', async () => {
+    const { reconciler, calls } = setup({ due: ['t_failed'], outcomes: { t_failed: 'failed' }, stopped: new Error('visibility unavailable') });
+    expect(await reconciler.runOnce()).toBe(1);
+    expect(calls).toEqual(["refund t_failed: the task's workflow ended without finishing"]);
+  });
+});
