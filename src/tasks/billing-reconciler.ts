@@ -26,7 +26,7 @@ import type { TaskService } from './task-service';
 const FIRST_SWEEP_LOOKBACK_MS = 60 * 60_000;
 /** Each sweep starts this long before the previous one did: visibility records closes late. */
 const SWEEP_OVERLAP_MS = 60_000;
-/** Stopped runs refunded per pass at most; more wait for the next pass. */
+/** Stopped runs read per pass at most; any more are left to their charges' due looks. */
 const SWEEP_LIMIT = 500;
 const STOPPED_REASON = "the task's workflow ended without finishing";
 
