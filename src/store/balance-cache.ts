@@ -10,9 +10,8 @@ import { SingleFlight } from './single-flight';
  */
 export class BalanceCache {
   private readonly entries = new Map<string, { balance: number; readAt: number }>();
+  /** Reads under way; forget() invalidates them, so a read from before it does not fill the cache. */
   private readonly reads = new SingleFlight<number>();
-  /** Bumped by forget(): a read that started before it does not fill the cache. */
-  private generation = 0;
 
   constructor(
     private readonly billing: BillingStore,
@@ -31,11 +30,10 @@ export class BalanceCache {
     const fresh = this.fresh(keyId);
     if (fresh !== undefined) return fresh;
     // The entry goes stale for every concurrent request of the key at once: one read serves them.
-    return this.reads.run(keyId, async () => {
-      const generation = this.generation;
+    return this.reads.run(keyId, async (current) => {
       const now = Date.now();
       const stored = await this.billing.balance(keyId);
-      if (generation === this.generation) {
+      if (current()) {
         if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value ?? '');
         this.entries.set(keyId, { balance: stored?.balance ?? 0, readAt: now });
       }
@@ -47,8 +45,7 @@ export class BalanceCache {
   forget(keyId: string): void {
     this.entries.delete(keyId);
     // A read under way may have seen the balance before the change: not cached, not shared.
-    this.generation += 1;
-    this.reads.clear();
+    this.reads.invalidate();
   }
 
   /** This process wrote `amount` credits of usage for the key: a cached balance follows. */

@@ -78,9 +78,8 @@ function toKey(row: KeyRow): ApiKey {
  */
 export class KeyStore {
   private readonly cache = new Map<string, { key: ApiKey; hash: Buffer; until: number }>();
+  /** Lookups under way; forget() invalidates them, so a read from before it does not fill the cache. */
   private readonly lookups = new SingleFlight<ApiKey | null>();
-  /** Bumped by forget(): a read that started before it does not fill the cache. */
-  private generation = 0;
 
   constructor(private readonly db: Db) {}
 
@@ -163,11 +162,10 @@ export class KeyStore {
     if (cached && cached.until > now && timingSafeEqual(cached.hash, hash)) return cached.key;
 
     // Under a burst the cache entry expires for every request at once: one lookup serves them all.
-    return this.lookups.run(cacheKey, () => this.lookup(cacheKey, hash));
+    return this.lookups.run(cacheKey, (current) => this.lookup(cacheKey, hash, current));
   }
 
-  private async lookup(cacheKey: string, hash: Buffer): Promise<ApiKey | null> {
-    const generation = this.generation;
+  private async lookup(cacheKey: string, hash: Buffer, current: () => boolean): Promise<ApiKey | null> {
     const now = Date.now();
     const [row] = await this.db.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where key_hash = $1`, [cacheKey]);
     if (!row || row.revoked_at !== null) return null;
@@ -175,7 +173,7 @@ export class KeyStore {
     if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return null;
     const key = toKey(row);
     // A key forgotten (revoked, limits changed) while this read ran may have been read as it was.
-    if (generation !== this.generation) return key;
+    if (!current()) return key;
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value ?? '');
     this.cache.set(cacheKey, { key, hash: stored, until: now + CACHE_TTL_MS });
     return key;
@@ -184,7 +182,6 @@ export class KeyStore {
   private forget(id: string): void {
     for (const [hash, entry] of this.cache) if (entry.key.id === id) this.cache.delete(hash);
     // Reads under way may return the key as it was: later requests must not share them.
-    this.generation += 1;
-    this.lookups.clear();
+    this.lookups.invalidate();
   }
 }

@@ -46,12 +46,22 @@ describe('SingleFlight', () => {
     await expect(flight.run('k', async () => 2)).resolves.toBe(2);
   });
 
-  it('after clear(), a caller starts a fresh load; the old one still answers its own callers', async () => {
+  it('after invalidate(), a caller starts a fresh load; the old one still answers its own callers, told it is not current', async () => {
     const flight = new SingleFlight<string>();
     const old = deferred<string>();
-    const before = flight.run('k', () => old.promise);
-    flight.clear();
-    const after = flight.run('k', async () => 'fresh');
+    let oldCurrent: () => boolean = () => true;
+    const before = flight.run('k', (current) => {
+      oldCurrent = current;
+      return old.promise;
+    });
+    flight.invalidate();
+    let freshCurrent: () => boolean = () => false;
+    const after = flight.run('k', async (current) => {
+      freshCurrent = current;
+      return 'fresh';
+    });
+    expect(oldCurrent()).toBe(false);
+    expect(freshCurrent()).toBe(true);
     // The old load settling late must not remove the fresh one's entry.
     old.resolve('stale');
     expect(await before).toBe('stale');
