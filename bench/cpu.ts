@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { cpuMs } from './proc-stats';
 
 /**
  * CPU time of the processes that share the machine during a benchmark phase, from
@@ -8,17 +9,10 @@ import fs from 'node:fs';
  */
 export type CpuGroups = Record<string, number>;
 
-const TICK_MS = 10; // CLK_TCK is 100 on Linux
-
+/** A process's CPU ms so far; 0 once it has gone (its time went with it). */
 function pidCpuMs(pid: number): number {
-  try {
-    // Fields after the command (which may hold spaces) start at its closing parenthesis.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime, stime
-  } catch {
-    return 0; // gone
-  }
+  const ms = cpuMs(pid);
+  return Number.isNaN(ms) ? 0 : ms;
 }
 
 /** The pids whose command name is `comm` (e.g. every PostgreSQL backend). */

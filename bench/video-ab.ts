@@ -207,7 +207,7 @@ async function measureRound(stacks: Stack[], temporal: Client, temporalPid: numb
       firstChunkP50: percentile(burst.firstChunkMs, 50), firstChunkP99: percentile(burst.firstChunkMs, 99), streamErrors: burst.errors,
       createsPerSecond: opts.creates / wave.seconds, createP50: percentile(wave.latencies, 50), createP99: percentile(wave.latencies, 99), createErrors: wave.errors,
       readP50: percentile(reads[i]!.latencies, 50), readP99: percentile(reads[i]!.latencies, 99), readErrors: reads[i]!.errors,
-      lagP50: percentile(lags[i]!.lags, 50), lagP99: percentile(lags[i]!.lags, 99), notCompleted: lags[i]!.notCompleted,
+      lagP50: percentile(lags[i]!.done.map((t) => t.lag), 50), lagP99: percentile(lags[i]!.done.map((t) => t.lag), 99), notCompleted: lags[i]!.notCompleted,
       apiPeakMiB: statusMiB(stack.apiProc.proc.pid, 'VmHWM'), workerPeakMiB: statusMiB(stack.workerProc.proc.pid, 'VmHWM'),
       apiCpuMsPerRequest: (apiAfter[i]! - apiBefore[i]!) / (opts.streams + opts.creates),
       createCpu,

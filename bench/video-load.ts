@@ -119,19 +119,26 @@ export async function statusReads(api: string, auth: Record<string, string>, ids
   return { latencies, errors };
 }
 
+/** A completed task's lag: its upstream job completed at `upstreamDone` (ms epoch), its workflow closed `lag` ms later. */
+export interface CompletionLag {
+  id: string;
+  lag: number;
+  upstreamDone: number;
+}
+
 /**
  * Completion lag of finished tasks: from the moment the simulator's job completed to the
  * moment the task's workflow closed. Tasks that did not complete are counted, not timed.
  */
-export async function completionLags(temporal: Client, simUrl: string, ids: string[]): Promise<{ lags: number[]; notCompleted: number }> {
-  const lags: number[] = [];
+export async function completionLags(temporal: Client, simUrl: string, ids: string[]): Promise<{ done: CompletionLag[]; notCompleted: number }> {
+  const done: CompletionLag[] = [];
   let notCompleted = 0;
   await pool(ids, 20, async (id) => {
     const d = await temporal.workflow.getHandle(id).describe();
     const state = d.memo?.state as TaskState | undefined;
     if (state?.status !== 'completed' || !d.closeTime) return void notCompleted++;
-    const job = await upstreamJobOf(temporal, simUrl, id);
-    lags.push(d.closeTime.getTime() - (job.completedAt ?? NaN));
+    const upstreamDone = (await upstreamJobOf(temporal, simUrl, id)).completedAt ?? NaN;
+    done.push({ id, lag: d.closeTime.getTime() - upstreamDone, upstreamDone });
   });
-  return { lags, notCompleted };
+  return { done, notCompleted };
 }

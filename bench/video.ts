@@ -36,9 +36,10 @@ import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
 import { cpuPerItem, cpuSnapshot, formatCpu } from './cpu';
+import { statusMiB } from './proc-stats';
 import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
-import { chatStreamBurst, createWave, percentile, pool, statusReads } from './video-load';
+import { chatStreamBurst, completionLags, createWave, percentile, pool, statusReads, type CompletionLag } from './video-load';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 
 interface Options {
@@ -80,15 +81,7 @@ function parseArgs(argv: string[]): Options {
 const SLOW_TASK_MS = 20_000;
 const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);
 
-function rssMiB(pid: number | undefined): number {
-  if (!pid) return NaN;
-  try {
-    const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
-    return Number(line?.replace(/\D+/g, '') ?? NaN) / 1024;
-  } catch {
-    return NaN;
-  }
-}
+const rssMiB = (pid: number | undefined): number => statusMiB(pid, 'VmRSS');
 
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
@@ -164,21 +157,14 @@ async function main(): Promise<void> {
         return open.count === 0;
       }, opts.jobMs + 600_000, 1000);
       const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
-      const lags: number[] = [];
+      const { done, notCompleted: failed } = await completionLags(temporal, simUrl, ids);
+      const lags = done.map((t) => t.lag);
       const phases: LagPhases[] = [];
-      let slowest: { id: string; lag: number; upstreamDone: number } | undefined;
-      let failed = 0;
-      await pool(ids, 20, async (id) => {
-        const d = await temporal.workflow.getHandle(id).describe();
-        const state = d.memo?.state as { status: string };
-        if (state.status !== 'completed' || !d.closeTime) return void failed++;
-        const job = await upstreamJobOf(temporal, simUrl, id);
-        const lag = d.closeTime.getTime() - (job.completedAt ?? NaN);
-        lags.push(lag);
-        const split = await lagPhasesOf(temporal, id, job.completedAt ?? NaN);
+      await pool(done, 20, async (t) => {
+        const split = await lagPhasesOf(temporal, t.id, t.upstreamDone);
         if (split) phases.push(split);
-        if (lag > (slowest?.lag ?? 0)) slowest = { id, lag, upstreamDone: job.completedAt ?? 0 };
       });
+      const slowest = done.reduce<CompletionLag | undefined>((worst, t) => (t.lag > (worst?.lag ?? 0) ? t : worst), undefined);
       // A task far behind the rest is worth a look: its history says where the time went.
       if (slowest && slowest.lag > SLOW_TASK_MS) {
         console.log(`  slowest task ${slowest.id}: ${ms(slowest.lag)} after its upstream job; its history (s from upstream done):`);
