@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import type { Child } from '../test/support/processes';
 
 /**
- * The child processes (and their data folders) of a benchmark, which stop with it whatever
- * way it ends: after main, after a throw (message printed, exit code 1), on Ctrl-C or SIGTERM;
- * a child still running at exit (an uncaught throw in a callback) is killed.
+ * The child processes (and their data folders, and whatever else must be undone: a dev
+ * server, a database) of a benchmark, which stop with it whatever way it ends: after main,
+ * after a throw (message printed, exit code 1), on Ctrl-C or SIGTERM; a child still running at
+ * exit (an uncaught throw in a callback) is killed.
  */
 export class BenchChildren {
   private readonly children: Child[] = [];
   private readonly dirs: string[] = [];
+  private readonly undo: Array<() => Promise<void>> = [];
   private cleaning: Promise<void> | null = null;
 
   constructor(private readonly what: string) {}
@@ -23,11 +25,20 @@ export class BenchChildren {
     this.dirs.push(dir);
   }
 
-  /** Stops every child, then removes the folders; once, however often it is called. */
+  /** Undone once the children have stopped, last registered first (a database, the dev server). */
+  atEnd(step: () => Promise<void>): void {
+    this.undo.push(step);
+  }
+
+  /** Stops every child, then runs the atEnd steps, then removes the folders; once, however often it is called. */
   cleanup(): Promise<void> {
-    this.cleaning ??= Promise.all(this.children.map((c) => c.stop(5000))).then(() => {
+    this.cleaning ??= (async () => {
+      await Promise.all(this.children.map((c) => c.stop(5000)));
+      for (const step of [...this.undo].reverse()) {
+        await step().catch((err: unknown) => console.error(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
+      }
       for (const dir of this.dirs) fs.rmSync(dir, { recursive: true, force: true });
-    });
+    })();
     return this.cleaning;
   }
 

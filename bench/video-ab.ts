@@ -33,6 +33,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { againstCheckout, numberOption, optionOf } from './ab-options';
+import { BenchChildren } from './child-guard';
 import { mean, pairChanges, pct } from './ab-stats';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { cpuSnapshot } from './cpu';
@@ -142,8 +143,9 @@ async function startStack(side: Side, pair: number, root: string, billing: Billi
     TEMPORAL_ADDRESS: shared.temporalAddress, TEMPORAL_TASK_QUEUE: `bench-ab-${side}-${pair}`, SIMULATOR_URL: shared.simUrl, UPSTREAM_POLL_MS: String(shared.pollMs),
   };
   const profile = shared.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(shared.cpuProfDir, `${side}-${pair}`)}`] : [];
-  const apiProc = runNode('dist/src/api/server.js', env, `bench-ab-${side}-api`, root, profile);
-  const workerProc = runNode('dist/src/worker.js', env, `bench-ab-${side}-worker`, root);
+  bench.atEnd(database.drop);
+  const apiProc = bench.add(runNode('dist/src/api/server.js', env, `bench-ab-${side}-api`, root, profile));
+  const workerProc = bench.add(runNode('dist/src/worker.js', env, `bench-ab-${side}-worker`, root));
   const stack = { side, api, auth: {}, apiProc, workerProc, dropDatabase: database.drop };
   await waitFor(`${side} gateway healthy`, async () => {
     if (apiProc.proc.exitCode !== null || workerProc.proc.exitCode !== null) throw new Error(`the ${side} gateway exited (see .test-data/bench-ab-${side}-*.log)`);
@@ -215,92 +217,81 @@ async function measureRound(stacks: Stack[], temporal: Client, temporalPid: numb
   });
 }
 
+const bench = new BenchChildren('the stacks, the simulator and the dev server');
+
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const root = projectRoot();
   const runDir = path.join(root, '.bench-data', `video-ab-${Date.now()}`);
   fs.mkdirSync(runDir, { recursive: true });
+  bench.removeAtEnd(runDir);
   const temporalServer = await startDevServer({
     cliPath: temporalCliPath(), dataDir: runDir, port: await freePort(), uiPort: await freePort(), namespace: 'default', logger: createLogger('warn', 'bench'), headless: true,
   });
-  const children: Child[] = [];
-  const stacks: Stack[] = [];
-  try {
-    const simPort = await freePort();
-    const simUrl = `http://127.0.0.1:${simPort}`;
-    const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-ab-simulator', root);
-    children.push(sim);
-    await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
-    const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
-    const shared = { temporalAddress: temporalServer.address, simUrl, runDir, pollMs: opts.pollMs, cpuProfDir: opts.cpuProfDir };
+  bench.atEnd(() => temporalServer.stop());
+  const simPort = await freePort();
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  bench.add(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-ab-simulator', root));
+  await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
+  const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
+  const shared = { temporalAddress: temporalServer.address, simUrl, runDir, pollMs: opts.pollMs, cpuProfDir: opts.cpuProfDir };
 
-    console.log(`\nbench:video-ab  this checkout (${root}, billing ${opts.billing}) against ${opts.against} (billing ${opts.againstBilling})`);
-    console.log(`${opts.pairs} pairs of stacks x ${opts.rounds} rounds; ${opts.mode === 'together' ? 'both stacks at once' : 'one stack at a time'}; per round and stack: ${opts.streams} chat streams at once, then ${opts.creates} creates by ${opts.concurrency} clients (job ${opts.jobMs} ms), then idle`);
-    const phases: Phase[] = [];
-    for (let pair = 1; pair <= opts.pairs; pair += 1) {
-      const order: Side[] = pair % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
-      const byside = {} as Record<Side, Stack>;
-      for (const side of order) {
-        byside[side] = await startStack(side, pair, side === 'this' ? root : opts.against, side === 'this' ? opts.billing : opts.againstBilling, shared);
-        stacks.push(byside[side]);
-      }
-      console.log(`\nstack pair ${pair}`);
-      // Warm-up, discarded, in reverse order so the first measured phase follows the other stack's.
-      await measureRound([...order].reverse().map((side) => byside[side]), temporal, temporalServer.pid, simUrl, opts, { pair, round: 0 });
-      for (let round = 1; round <= opts.rounds; round += 1) {
-        const got = await measureRound(order.map((side) => byside[side]), temporal, temporalServer.pid, simUrl, opts, { pair, round });
-        phases.push(...got);
-        const a = got.find((p) => p.side === 'this')!;
-        const b = got.find((p) => p.side === 'against')!;
-        console.log(`  round ${round}: first chunk p50 this ${ms(a.firstChunkP50)} against ${ms(b.firstChunkP50)} (${pct(a.firstChunkP50 / b.firstChunkP50 - 1)})`
-          + ` | creates/s ${a.createsPerSecond.toFixed(1)} / ${b.createsPerSecond.toFixed(1)} (${pct(a.createsPerSecond / b.createsPerSecond - 1)})`
-          + ` | create p50 ${ms(a.createP50)} / ${ms(b.createP50)} | api cpu ms/req ${a.apiCpuMsPerRequest.toFixed(2)} / ${b.apiCpuMsPerRequest.toFixed(2)}`
-          + ` | read p50 ${ms(a.readP50)} / ${ms(b.readP50)} | lag p50 ${ms(a.lagP50)} / ${ms(b.lagP50)}`
-          + `${failures(a) + failures(b) > 0 ? ` | errors ${failures(a)} / ${failures(b)}` : ''}`);
-      }
-      for (const side of order) await stopStack(byside[side]);
-      stacks.length = 0;
+  console.log(`\nbench:video-ab  this checkout (${root}, billing ${opts.billing}) against ${opts.against} (billing ${opts.againstBilling})`);
+  console.log(`${opts.pairs} pairs of stacks x ${opts.rounds} rounds; ${opts.mode === 'together' ? 'both stacks at once' : 'one stack at a time'}; per round and stack: ${opts.streams} chat streams at once, then ${opts.creates} creates by ${opts.concurrency} clients (job ${opts.jobMs} ms), then idle`);
+  const phases: Phase[] = [];
+  for (let pair = 1; pair <= opts.pairs; pair += 1) {
+    const order: Side[] = pair % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
+    const byside = {} as Record<Side, Stack>;
+    for (const side of order) {
+      byside[side] = await startStack(side, pair, side === 'this' ? root : opts.against, side === 'this' ? opts.billing : opts.againstBilling, shared);
     }
-
-    console.log(`\nsummary (this against ${opts.against}): means over all rounds, this against; per pair = change of the pair's means, median (min .. max)`);
-    type Figure = [string, (p: Phase) => number, (v: number) => string];
-    const figures = ([
-      ['chat first chunk p50', (p) => p.firstChunkP50, ms],
-      ['chat first chunk p99', (p) => p.firstChunkP99, ms],
-      ['creates/s', (p) => p.createsPerSecond, (v) => v.toFixed(1)],
-      ['create p50', (p) => p.createP50, ms],
-      ['create p99', (p) => p.createP99, ms],
-      ['status read p50', (p) => p.readP50, ms],
-      ['status read p99', (p) => p.readP99, ms],
-      ['completion lag p50', (p) => p.lagP50, ms],
-      ['completion lag p99', (p) => p.lagP99, ms],
-      ['peak api rss MiB', (p) => p.apiPeakMiB, (v) => v.toFixed(1)],
-      ['peak worker rss MiB', (p) => p.workerPeakMiB, (v) => v.toFixed(1)],
-      ['api cpu ms/request', (p) => p.apiCpuMsPerRequest, (v) => v.toFixed(2)],
-      ...CPU_PARTS.map((part): Figure => [`${part} cpu ms/create`, (p) => p.createCpu[part], (v) => v.toFixed(2)]),
-    ] satisfies Figure[]).filter(([, value]) => phases.every((p) => Number.isFinite(value(p))));
-    const summary = figures.map(([name, value, show]) => {
-      const of = (side: Side) => mean(phases.filter((p) => p.side === side).map(value));
-      const perPair = pairChanges(phases, opts.pairs, value);
-      console.log(`  ${name.padEnd(22)} ${show(of('against'))} -> ${show(of('this'))} (${pct(of('this') / of('against') - 1)}); per pair ${pct(perPair.median)} (${pct(perPair.min)} .. ${pct(perPair.max)})`);
-      return { name, this: of('this'), against: of('against'), perPair };
-    });
-    console.log(`  errors (failed streams, creates and reads; tasks not completed) ${phases.reduce((s, p) => s + failures(p), 0)}`);
-    await temporal.connection.close();
-    const out = path.join(root, 'bench-results');
-    fs.mkdirSync(out, { recursive: true });
-    const file = path.join(out, `video-ab-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify({ options: opts, summary, phases }, null, 2));
-    console.log(`\nresults written to ${path.relative(root, file)}`);
-  } finally {
-    await Promise.all(stacks.map(stopStack));
-    await Promise.all(children.map((c) => c.stop()));
-    await temporalServer.stop();
-    fs.rmSync(runDir, { recursive: true, force: true });
+    console.log(`\nstack pair ${pair}`);
+    // Warm-up, discarded, in reverse order so the first measured phase follows the other stack's.
+    await measureRound([...order].reverse().map((side) => byside[side]), temporal, temporalServer.pid, simUrl, opts, { pair, round: 0 });
+    for (let round = 1; round <= opts.rounds; round += 1) {
+      const got = await measureRound(order.map((side) => byside[side]), temporal, temporalServer.pid, simUrl, opts, { pair, round });
+      phases.push(...got);
+      const a = got.find((p) => p.side === 'this')!;
+      const b = got.find((p) => p.side === 'against')!;
+      console.log(`  round ${round}: first chunk p50 this ${ms(a.firstChunkP50)} against ${ms(b.firstChunkP50)} (${pct(a.firstChunkP50 / b.firstChunkP50 - 1)})`
+        + ` | creates/s ${a.createsPerSecond.toFixed(1)} / ${b.createsPerSecond.toFixed(1)} (${pct(a.createsPerSecond / b.createsPerSecond - 1)})`
+        + ` | create p50 ${ms(a.createP50)} / ${ms(b.createP50)} | api cpu ms/req ${a.apiCpuMsPerRequest.toFixed(2)} / ${b.apiCpuMsPerRequest.toFixed(2)}`
+        + ` | read p50 ${ms(a.readP50)} / ${ms(b.readP50)} | lag p50 ${ms(a.lagP50)} / ${ms(b.lagP50)}`
+        + `${failures(a) + failures(b) > 0 ? ` | errors ${failures(a)} / ${failures(b)}` : ''}`);
+    }
+    for (const side of order) await stopStack(byside[side]);
   }
+
+  console.log(`\nsummary (this against ${opts.against}): means over all rounds, this against; per pair = change of the pair's means, median (min .. max)`);
+  type Figure = [string, (p: Phase) => number, (v: number) => string];
+  const figures = ([
+    ['chat first chunk p50', (p) => p.firstChunkP50, ms],
+    ['chat first chunk p99', (p) => p.firstChunkP99, ms],
+    ['creates/s', (p) => p.createsPerSecond, (v) => v.toFixed(1)],
+    ['create p50', (p) => p.createP50, ms],
+    ['create p99', (p) => p.createP99, ms],
+    ['status read p50', (p) => p.readP50, ms],
+    ['status read p99', (p) => p.readP99, ms],
+    ['completion lag p50', (p) => p.lagP50, ms],
+    ['completion lag p99', (p) => p.lagP99, ms],
+    ['peak api rss MiB', (p) => p.apiPeakMiB, (v) => v.toFixed(1)],
+    ['peak worker rss MiB', (p) => p.workerPeakMiB, (v) => v.toFixed(1)],
+    ['api cpu ms/request', (p) => p.apiCpuMsPerRequest, (v) => v.toFixed(2)],
+    ...CPU_PARTS.map((part): Figure => [`${part} cpu ms/create`, (p) => p.createCpu[part], (v) => v.toFixed(2)]),
+  ] satisfies Figure[]).filter(([, value]) => phases.every((p) => Number.isFinite(value(p))));
+  const summary = figures.map(([name, value, show]) => {
+    const of = (side: Side) => mean(phases.filter((p) => p.side === side).map(value));
+    const perPair = pairChanges(phases, opts.pairs, value);
+    console.log(`  ${name.padEnd(22)} ${show(of('against'))} -> ${show(of('this'))} (${pct(of('this') / of('against') - 1)}); per pair ${pct(perPair.median)} (${pct(perPair.min)} .. ${pct(perPair.max)})`);
+    return { name, this: of('this'), against: of('against'), perPair };
+  });
+  console.log(`  errors (failed streams, creates and reads; tasks not completed) ${phases.reduce((s, p) => s + failures(p), 0)}`);
+  await temporal.connection.close();
+  const out = path.join(root, 'bench-results');
+  fs.mkdirSync(out, { recursive: true });
+  const file = path.join(out, `video-ab-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ options: opts, summary, phases }, null, 2));
+  console.log(`\nresults written to ${path.relative(root, file)}`);
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+bench.run(main);

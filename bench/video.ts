@@ -33,8 +33,9 @@ import { projectRoot, temporalCliPath } from '../src/config/paths';
 import { createLogger } from '../src/log';
 import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
-import { runNode, type Child } from '../test/support/processes';
+import { runNode } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
+import { BenchChildren } from './child-guard';
 import { cpuPerItem, cpuSnapshot, formatCpu } from './cpu';
 import { statusMiB } from './proc-stats';
 import { slowTaskTimeline } from './slow-task';
@@ -83,129 +84,122 @@ const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);
 
 const rssMiB = (pid: number | undefined): number => statusMiB(pid, 'VmRSS');
 
+const bench = new BenchChildren('the gateway, the simulator and the dev server');
+
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const root = projectRoot();
   const runDir = path.join(root, '.bench-data', `video-${Date.now()}`);
   fs.mkdirSync(runDir, { recursive: true });
   const logger = createLogger('warn', 'bench');
-  const children: Child[] = [];
-  let dropDatabase = async () => undefined as void;
+  bench.removeAtEnd(runDir);
   const temporalPort = await freePort();
   const temporalServer = await startDevServer({
     cliPath: temporalCliPath(), dataDir: runDir, port: temporalPort, uiPort: await freePort(), namespace: 'default', logger, headless: true,
   });
-  try {
-    const simPort = await freePort();
-    const simUrl = `http://127.0.0.1:${simPort}`;
-    const simulatorProc = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway);
-    children.push(simulatorProc);
-    await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
+  bench.atEnd(() => temporalServer.stop());
+  const simPort = await freePort();
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const simulatorProc = bench.add(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway));
+  await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 
-    const apiPort = await freePort();
-    const api = `http://127.0.0.1:${apiPort}`;
-    // The worker settles charges in the store it shares with the API: PostgreSQL, as in a scale-out deployment.
-    const database = await benchDatabase('video');
-    dropDatabase = database.drop;
-    const env = {
-      DATABASE_URL: database.url,
-      PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: runDir, ADMIN_TOKEN: 'bench-admin', LOG_LEVEL: 'warn',
-      TEMPORAL_ADDRESS: temporalServer.address, SIMULATOR_URL: simUrl, UPSTREAM_POLL_MS: String(opts.pollMs),
-      STATUS_SOURCE: opts.statusSource,
-    };
-    const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
-    const apiProc = runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile);
-    const workerProc = runNode('dist/src/worker.js', env, 'bench-worker', opts.gateway, profile);
-    children.push(apiProc, workerProc);
-    await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
+  const apiPort = await freePort();
+  const api = `http://127.0.0.1:${apiPort}`;
+  // The worker settles charges in the store it shares with the API: PostgreSQL, as in a scale-out deployment.
+  const database = await benchDatabase('video');
+  bench.atEnd(database.drop);
+  const env = {
+    DATABASE_URL: database.url,
+    PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: runDir, ADMIN_TOKEN: 'bench-admin', LOG_LEVEL: 'warn',
+    TEMPORAL_ADDRESS: temporalServer.address, SIMULATOR_URL: simUrl, UPSTREAM_POLL_MS: String(opts.pollMs),
+    STATUS_SOURCE: opts.statusSource,
+  };
+  const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
+  const apiProc = bench.add(runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile));
+  const workerProc = bench.add(runNode('dist/src/worker.js', env, 'bench-worker', opts.gateway, profile));
+  await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
 
-    // RSS once started and idle, so that the peak under load can be read as growth.
-    const startRss = { api: rssMiB(apiProc.proc.pid), worker: rssMiB(workerProc.proc.pid) };
-    const issued = (await (await fetch(`${api}/admin/keys`, {
-      method: 'POST', headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(benchKeyBody(opts.billing)),
-    })).json()) as { key: string };
-    const auth = { authorization: `Bearer ${issued.key}` };
-    const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
+  // RSS once started and idle, so that the peak under load can be read as growth.
+  const startRss = { api: rssMiB(apiProc.proc.pid), worker: rssMiB(workerProc.proc.pid) };
+  const issued = (await (await fetch(`${api}/admin/keys`, {
+    method: 'POST', headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(benchKeyBody(opts.billing)),
+  })).json()) as { key: string };
+  const auth = { authorization: `Bearer ${issued.key}` };
+  const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
 
-    console.log(`\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, status reads from ${opts.statusSource}, billing ${opts.billing}${opts.gateway === root ? "" : `, gateway built in ${opts.gateway}`}; 2 cores shared by every process\n`);
-    const results = [];
-    for (const n of opts.tasks) {
-      // create
-      const cpu = () => cpuSnapshot(
-        { api: apiProc.proc.pid, worker: workerProc.proc.pid, simulator: simulatorProc.proc.pid },
-        { temporal: 'temporal', postgres: 'postgres' },
-      );
-      const cpuBeforeCreates = cpu();
-      const wave = await createWave(api, auth, { n, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: opts.createRate, label: String(n) });
-      const { ids, latencies: createLatencies, errors: createErrors } = wave;
-      const createSeconds = wave.seconds;
-      const cpuCreates = cpuPerItem(cpuBeforeCreates, cpu(), n);
+  console.log(`\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, status reads from ${opts.statusSource}, billing ${opts.billing}${opts.gateway === root ? "" : `, gateway built in ${opts.gateway}`}; 2 cores shared by every process\n`);
+  const results = [];
+  for (const n of opts.tasks) {
+    // create
+    const cpu = () => cpuSnapshot(
+      { api: apiProc.proc.pid, worker: workerProc.proc.pid, simulator: simulatorProc.proc.pid },
+      { temporal: 'temporal', postgres: 'postgres' },
+    );
+    const cpuBeforeCreates = cpu();
+    const wave = await createWave(api, auth, { n, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: opts.createRate, label: String(n) });
+    const { ids, latencies: createLatencies, errors: createErrors } = wave;
+    const createSeconds = wave.seconds;
+    const cpuCreates = cpuPerItem(cpuBeforeCreates, cpu(), n);
 
-      // query, while the tasks are in flight
-      let peakApi = rssMiB(apiProc.proc.pid);
-      let peakWorker = rssMiB(workerProc.proc.pid);
-      const { latencies: queryLatencies, errors: queryErrors } = await statusReads(api, auth, ids, { seconds: opts.querySeconds, concurrency: opts.concurrency });
-      const inFlightAtQuery = await temporal.workflow.count(`GatewayOwner IS NOT NULL AND ExecutionStatus = "Running"`);
-      const cpuBeforeCompletion = cpu();
+    // query, while the tasks are in flight
+    let peakApi = rssMiB(apiProc.proc.pid);
+    let peakWorker = rssMiB(workerProc.proc.pid);
+    const { latencies: queryLatencies, errors: queryErrors } = await statusReads(api, auth, ids, { seconds: opts.querySeconds, concurrency: opts.concurrency });
+    const inFlightAtQuery = await temporal.workflow.count(`GatewayOwner IS NOT NULL AND ExecutionStatus = "Running"`);
+    const cpuBeforeCompletion = cpu();
 
-      // completion
-      const owner = ((await temporal.workflow.getHandle(ids[0]!).describe()).searchAttributes.GatewayOwner as string[])[0];
-      await waitFor(`${n} tasks completed`, async () => {
-        peakApi = Math.max(peakApi, rssMiB(apiProc.proc.pid));
-        peakWorker = Math.max(peakWorker, rssMiB(workerProc.proc.pid));
-        const open = await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`);
-        return open.count === 0;
-      }, opts.jobMs + 600_000, 1000);
-      const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
-      const { done, notCompleted: failed } = await completionLags(temporal, simUrl, ids);
-      const lags = done.map((t) => t.lag);
-      const phases: LagPhases[] = [];
-      await pool(done, 20, async (t) => {
-        const split = await lagPhasesOf(temporal, t.id, t.upstreamDone);
-        if (split) phases.push(split);
-      });
-      const slowest = done.reduce<CompletionLag | undefined>((worst, t) => (t.lag > (worst?.lag ?? 0) ? t : worst), undefined);
-      // A task far behind the rest is worth a look: its history says where the time went.
-      if (slowest && slowest.lag > SLOW_TASK_MS) {
-        console.log(`  slowest task ${slowest.id}: ${ms(slowest.lag)} after its upstream job; its history (s from upstream done):`);
-        for (const line of await slowTaskTimeline(temporal, slowest.id, slowest.upstreamDone)) console.log(`    ${line}`);
-      }
-      await temporal.workflow.count(); // keep the connection honest
-
-      const row = {
-        tasks: n,
-        createsPerSecond: n / createSeconds,
-        createP50: percentile(createLatencies, 50), createP99: percentile(createLatencies, 99), createErrors,
-        queries: queryLatencies.length, queryP50: percentile(queryLatencies, 50), queryP99: percentile(queryLatencies, 99), queryErrors,
-        inFlightDuringQueries: inFlightAtQuery.count,
-        lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), completed: lags.length, failed,
-        lagPhases: Object.fromEntries(LAG_PHASES.map((k) => [k, { p50: percentile(phases.map((x) => x[k]), 50), p99: percentile(phases.map((x) => x[k]), 99) }])),
-        peakRssApiMiB: peakApi, peakRssWorkerMiB: peakWorker, startRssApiMiB: startRss.api, startRssWorkerMiB: startRss.worker,
-        cpuMsPerTask: { creates: cpuCreates, completion: cpuCompletion },
-      };
-      results.push(row);
-      console.log(`${n} tasks in flight`);
-      console.log(`  create   ${row.createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(row.createP50)}   p99 ${ms(row.createP99)}   errors ${createErrors}`);
-      console.log(`  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`);
-      console.log(`  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`);
-      console.log(`  phases   ${LAG_PHASES.map((k) => `${k} p50 ${ms(row.lagPhases[k]!.p50)} p99 ${ms(row.lagPhases[k]!.p99)}`).join('   ')}`);
-      console.log(`  cpu      ms per task, creates: ${formatCpu(cpuCreates)}`);
-      console.log(`           ms per task, from the queries to the last completion: ${formatCpu(cpuCompletion)}`);
-      console.log(`  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB (idle at start: api ${startRss.api.toFixed(0)}, worker ${startRss.worker.toFixed(0)})\n`);
+    // completion
+    const owner = ((await temporal.workflow.getHandle(ids[0]!).describe()).searchAttributes.GatewayOwner as string[])[0];
+    await waitFor(`${n} tasks completed`, async () => {
+      peakApi = Math.max(peakApi, rssMiB(apiProc.proc.pid));
+      peakWorker = Math.max(peakWorker, rssMiB(workerProc.proc.pid));
+      const open = await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`);
+      return open.count === 0;
+    }, opts.jobMs + 600_000, 1000);
+    const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
+    const { done, notCompleted: failed } = await completionLags(temporal, simUrl, ids);
+    const lags = done.map((t) => t.lag);
+    const phases: LagPhases[] = [];
+    await pool(done, 20, async (t) => {
+      const split = await lagPhasesOf(temporal, t.id, t.upstreamDone);
+      if (split) phases.push(split);
+    });
+    const slowest = done.reduce<CompletionLag | undefined>((worst, t) => (t.lag > (worst?.lag ?? 0) ? t : worst), undefined);
+    // A task far behind the rest is worth a look: its history says where the time went.
+    if (slowest && slowest.lag > SLOW_TASK_MS) {
+      console.log(`  slowest task ${slowest.id}: ${ms(slowest.lag)} after its upstream job; its history (s from upstream done):`);
+      for (const line of await slowTaskTimeline(temporal, slowest.id, slowest.upstreamDone)) console.log(`    ${line}`);
     }
-    const paths = await benchOtherPaths({ api, auth, simUrl, temporal, n: opts.tasks[0] ?? 100, opts });
-    await temporal.connection.close();
-    const out = path.join(root, 'bench-results');
-    fs.mkdirSync(out, { recursive: true });
-    const file = path.join(out, `video-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify({ options: opts, results, paths }, null, 2));
-    console.log(`results written to ${path.relative(root, file)}`);
-  } finally {
-    await Promise.all(children.map((c) => c.stop()));
-    await dropDatabase();
-    await temporalServer.stop();
-    fs.rmSync(runDir, { recursive: true, force: true });
+    await temporal.workflow.count(); // keep the connection honest
+
+    const row = {
+      tasks: n,
+      createsPerSecond: n / createSeconds,
+      createP50: percentile(createLatencies, 50), createP99: percentile(createLatencies, 99), createErrors,
+      queries: queryLatencies.length, queryP50: percentile(queryLatencies, 50), queryP99: percentile(queryLatencies, 99), queryErrors,
+      inFlightDuringQueries: inFlightAtQuery.count,
+      lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), completed: lags.length, failed,
+      lagPhases: Object.fromEntries(LAG_PHASES.map((k) => [k, { p50: percentile(phases.map((x) => x[k]), 50), p99: percentile(phases.map((x) => x[k]), 99) }])),
+      peakRssApiMiB: peakApi, peakRssWorkerMiB: peakWorker, startRssApiMiB: startRss.api, startRssWorkerMiB: startRss.worker,
+      cpuMsPerTask: { creates: cpuCreates, completion: cpuCompletion },
+    };
+    results.push(row);
+    console.log(`${n} tasks in flight`);
+    console.log(`  create   ${row.createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(row.createP50)}   p99 ${ms(row.createP99)}   errors ${createErrors}`);
+    console.log(`  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`);
+    console.log(`  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`);
+    console.log(`  phases   ${LAG_PHASES.map((k) => `${k} p50 ${ms(row.lagPhases[k]!.p50)} p99 ${ms(row.lagPhases[k]!.p99)}`).join('   ')}`);
+    console.log(`  cpu      ms per task, creates: ${formatCpu(cpuCreates)}`);
+    console.log(`           ms per task, from the queries to the last completion: ${formatCpu(cpuCompletion)}`);
+    console.log(`  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB (idle at start: api ${startRss.api.toFixed(0)}, worker ${startRss.worker.toFixed(0)})\n`);
   }
+  const paths = await benchOtherPaths({ api, auth, simUrl, temporal, n: opts.tasks[0] ?? 100, opts });
+  await temporal.connection.close();
+  const out = path.join(root, 'bench-results');
+  fs.mkdirSync(out, { recursive: true });
+  const file = path.join(out, `video-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ options: opts, results, paths }, null, 2));
+  console.log(`results written to ${path.relative(root, file)}`);
 }
 
 /** /v1/videos (multipart) and streamed chat completions, measured on their own. */
@@ -254,7 +248,4 @@ async function benchOtherPaths(args: { api: string; auth: Record<string, string>
   };
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+bench.run(main);
