@@ -3,8 +3,14 @@
  * TEMPORAL_ADDRESS names a cluster), the provider simulator (when no provider credentials
  * are configured), the worker and the API; prints how to try it; stops all of it in order
  * on SIGINT/SIGTERM. Starting again on the same DATA_DIR resumes the tasks in flight.
+ *
+ * It supervises what it started: a dev server that dies is restarted on the same port and
+ * SQLite file, and a worker that fails (or does not poll again after that restart) is
+ * replaced, each under a RestartBudget; when a budget is spent the process stops everything
+ * and exits 1, for the supervisor above it to restart the whole gateway.
  */
 import { Connection } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
 import { loadChannels, simulatorUrl } from './config/channels';
 import { loadConfig } from './config/env';
 import { temporalCliPath } from './config/paths';
@@ -12,13 +18,19 @@ import { createLogger } from './log';
 import { startApiServer } from './api/server';
 import { startSimulator } from './simulator/server';
 import { openStore } from './store/open';
-import { startDevServer } from './temporal/dev-server';
+import { superviseDevServer } from './temporal/dev-server-supervisor';
 import { ensureRetention } from './temporal/namespace-retention';
+import { taskQueuePollers } from './temporal/pollers';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
+import { MAX_RESTART_DELAY_MS, type RestartPolicy } from './temporal/restart-budget';
 import { installTemporalRuntime } from './temporal/runtime';
+import { WorkerSupervisor } from './temporal/worker-supervisor';
 import { connectNative, createGatewayWorker } from './worker';
 
 type Stop = () => Promise<void>;
+
+/** Stopping (the worker's grace, the dev server's) may take this long; then the process exits anyway. */
+const STOP_DEADLINE_MS = 60_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -30,26 +42,48 @@ async function main(): Promise<void> {
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    logger.info('stopping');
+    logger.info({ exitCode: code }, 'stopping');
+    // A stop that waits on something gone (a worker draining towards an absent Temporal)
+    // must not keep a process that should exit from exiting.
+    setTimeout(() => {
+      logger.error({ exitCode: code }, 'stopping took too long; exiting now');
+      process.exit(code);
+    }, STOP_DEADLINE_MS);
     for (const stop of stops.reverse()) {
       await stop().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'error while stopping'));
     }
-    logger.info('stopped');
+    logger.info({ exitCode: code }, 'stopped');
     process.exit(code);
   };
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
+  const policy: RestartPolicy = {
+    initialDelayMs: env.SUPERVISOR_RESTART_BACKOFF_MS,
+    maxDelayMs: MAX_RESTART_DELAY_MS,
+    maxRestarts: env.SUPERVISOR_RESTART_MAX,
+    windowMs: env.SUPERVISOR_RESTART_WINDOW_SECONDS * 1000,
+  };
+  const giveUp = (err: Error) => {
+    logger.fatal({ err: err.message }, 'giving up: stopping and exiting 1 for the process supervisor to restart the gateway');
+    void stopAll(1);
+  };
+  let workers: WorkerSupervisor<Worker> | undefined;
+
   try {
     let uiUrl: string | undefined;
     if (config.embeddedTemporal) {
-      const server = await startDevServer({
+      const server = await superviseDevServer({
         cliPath: temporalCliPath(env.TEMPORAL_CLI_PATH),
         dataDir: config.dataDir,
         port: env.TEMPORAL_DEV_PORT,
         uiPort: env.TEMPORAL_UI_PORT,
         namespace: env.TEMPORAL_NAMESPACE,
         logger,
+        policy,
+        onRestarted: () => void workers?.verifyPolling(),
+        onGiveUp: giveUp,
+        hungAfterMs: env.SUPERVISOR_HUNG_SECONDS * 1000,
       });
       stops.push(server.stop);
       uiUrl = server.uiUrl;
@@ -77,15 +111,24 @@ async function main(): Promise<void> {
     await ensureRetention(clientConnection, env.TEMPORAL_NAMESPACE, env.TASK_RETENTION_DAYS, config.embeddedTemporal, logger);
 
     const nativeConnection = await connectNative(config.temporalAddress, env.TEMPORAL_NAMESPACE, logger);
-    const worker = await createGatewayWorker(config, logger, nativeConnection, db);
-    const workerRun = worker.run();
-    workerRun.catch((err: unknown) => {
-      logger.fatal({ err: (err as Error).message }, 'worker failed');
-      void stopAll(1);
+    const supervisor = new WorkerSupervisor<Worker>({
+      create: () => createGatewayWorker(config, logger, nativeConnection, db),
+      // Seen by the server on both halves of the queue: workflow tasks and activity tasks.
+      isPolling: async (identity, sinceMs) => {
+        for (const type of ['workflow', 'activity'] as const) {
+          const pollers = await taskQueuePollers(clientConnection, env.TEMPORAL_NAMESPACE, env.TEMPORAL_TASK_QUEUE, type);
+          if (!pollers.some((p) => p.identity === identity && p.lastAccessMs >= sinceMs)) return false;
+        }
+        return true;
+      },
+      policy,
+      logger,
+      onGiveUp: giveUp,
     });
+    workers = supervisor;
+    await supervisor.start();
     stops.push(async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await workerRun.catch(() => undefined);
+      await supervisor.stop();
       await nativeConnection.close();
     });
 
@@ -94,7 +137,7 @@ async function main(): Promise<void> {
       logger,
       db,
       connection: clientConnection,
-      localWorkerRunning: () => worker.getState() === 'RUNNING',
+      localWorkerRunning: () => supervisor.running(),
     });
     stops.push(api.close);
 

@@ -3,6 +3,7 @@
  * against TEMPORAL_ADDRESS (scale-out); `npm start` runs it inside the embedded process.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -13,13 +14,21 @@ import { loadVideoChannels } from './config/channels';
 import { loadConfig, type Config } from './config/env';
 import { workflowBundlePath } from './config/paths';
 import { createLogger } from './log';
+import { UserUrlFetcher } from './net/user-url-fetcher';
+import { sweepStaleFetches } from './net/url-guard';
 import { BlobStore } from './storage/blob-store';
 import { BillingStore } from './store/billing';
 import type { Db } from './store/db';
 import { openStore } from './store/open';
 import { ensureRetention } from './temporal/namespace-retention';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
+import { watchReachability } from './temporal/reachability-watchdog';
 import { installTemporalRuntime } from './temporal/runtime';
+
+/** User-URL fetches are written here, and removed as soon as they are read. */
+const fetchTempDir = (config: Config): string => path.join(config.dataDir, 'tmp', 'fetches');
+const STALE_FETCH_MS = 60 * 60 * 1000;
+const FETCH_HEARTBEAT_THROTTLE = '5s';
 
 /** The worker settles task charges, so it uses the gateway's store (db). */
 export async function createGatewayWorker(config: Config, logger: Logger, connection: NativeConnection, db: Db): Promise<Worker> {
@@ -30,6 +39,18 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
       ? chatModelEnhancer(env.PROMPT_ENHANCER_BASE_URL, env.PROMPT_ENHANCER_API_KEY ?? '', env.PROMPT_ENHANCER_MODEL, env.UPSTREAM_TIMEOUT_MS)
       : passThroughEnhancer;
   const billing = new BillingStore(db);
+  const userFetches = new UserUrlFetcher({
+    allowPrivate: env.FETCH_ALLOW_PRIVATE,
+    maxBytes: env.FETCH_MAX_BYTES,
+    deadlineMs: env.FETCH_TIMEOUT_MS,
+    idleTimeoutMs: Math.min(env.UPSTREAM_TIMEOUT_MS, env.FETCH_TIMEOUT_MS),
+    maxPerKey: env.FETCH_MAX_PER_KEY,
+    tempDir: fetchTempDir(config),
+  });
+  // Files of fetches cut short by a crash; a live fetch's file is minutes old at most.
+  await sweepStaleFetches(userFetches.settings.tempDir, STALE_FETCH_MS).catch((err: unknown) =>
+    logger.warn({ err: (err as Error).message }, 'stale fetch files could not be removed'),
+  );
   const videoActivities = createVideoActivities({
     channels,
     blobs: new BlobStore(config.storageDir),
@@ -37,8 +58,7 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     retryInitialMs: env.UPSTREAM_RETRY_INITIAL_MS,
     retryMaxMs: env.UPSTREAM_RETRY_MAX_MS,
-    fetchAllowPrivate: env.FETCH_ALLOW_PRIVATE,
-    fetchMaxBytes: env.FETCH_MAX_BYTES,
+    userFetches,
     settleCompleted: (taskId) => billing.completeTask(taskId),
   });
   const activities = { ...videoActivities, ...createBillingActivities(billing) };
@@ -56,24 +76,42 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     activities,
     ...workflowSource,
-    // Tasks mostly sleep between polls: many may be open at once for little CPU.
-    maxConcurrentActivityTaskExecutions: 200,
+    // Tasks mostly sleep between polls: many may be open at once for little CPU. A key's
+    // user-URL fetches hold at most FETCH_MAX_PER_KEY of these slots, each for at most
+    // FETCH_TIMEOUT_MS; its steps over that give their slot back at once (a delayed retry).
+    maxConcurrentActivityTaskExecutions: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentLocalActivityExecutions: 200,
     maxConcurrentWorkflowTaskExecutions: 100,
     shutdownGraceTime: '10s',
+    // Activities with no heartbeat timeout (the fetching steps) reach the server this often
+    // at most, so a cancelled task's fetch stops within about this long.
+    defaultHeartbeatThrottleInterval: FETCH_HEARTBEAT_THROTTLE,
   });
 }
 
-export async function connectNative(address: string, namespace: string, logger: Logger): Promise<NativeConnection> {
+/**
+ * Connects to Temporal, waiting for it while it is not up yet; with giveUpAfterMs > 0 it
+ * stops waiting after that long and rejects (the standalone worker then exits 1 instead of
+ * waiting unseen for ever).
+ */
+export async function connectNative(address: string, namespace: string, logger: Logger, giveUpAfterMs = 0): Promise<NativeConnection> {
+  const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return await NativeConnection.connect({ address });
     } catch (err) {
-      if (attempt === 1 || attempt % 10 === 0) logger.warn({ address, namespace, err: (err as Error).message }, 'waiting for Temporal');
+      const message = (err as Error).message.split('\n')[0];
+      if (giveUpAfterMs > 0 && Date.now() - started >= giveUpAfterMs) {
+        throw new Error(`Temporal at ${address} did not answer for ${Math.round((Date.now() - started) / 1000)} s (TEMPORAL_LOST_EXIT_SECONDS): ${message}`);
+      }
+      if (attempt === 1 || attempt % 10 === 0) logger.warn({ address, namespace, err: message }, 'waiting for Temporal');
       await new Promise((r) => setTimeout(r, Math.min(5000, 250 * attempt)));
     }
   }
 }
+
+/** How long a worker that lost Temporal may take to shut down before it is made to exit. */
+const LOST_SHUTDOWN_MS = 15_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -84,8 +122,9 @@ async function main(): Promise<void> {
     throw new Error('A standalone worker settles task charges in the shared store: set DATABASE_URL (the embedded store serves `npm start` only).');
   }
   installTemporalRuntime(logger, true);
+  const lostAfterMs = config.env.TEMPORAL_LOST_EXIT_SECONDS * 1000;
   const db = await openStore(config);
-  const connection = await connectNative(config.temporalAddress, config.env.TEMPORAL_NAMESPACE, logger);
+  const connection = await connectNative(config.temporalAddress, config.env.TEMPORAL_NAMESPACE, logger, lostAfterMs);
   const client = await Connection.connect({ address: config.temporalAddress });
   await ensureSearchAttributes(client, config.env.TEMPORAL_NAMESPACE, logger);
   await ensureRetention(client, config.env.TEMPORAL_NAMESPACE, config.env.TASK_RETENTION_DAYS, false, logger);
@@ -93,7 +132,31 @@ async function main(): Promise<void> {
   const worker = await createGatewayWorker(config, logger, connection, db);
   const running = worker.run();
   logger.info({ taskQueue: config.env.TEMPORAL_TASK_QUEUE }, 'worker running');
-  await running;
+  // The SDK retries polls for ever: without this, a worker whose Temporal is gone for good
+  // would wait unseen instead of exiting for its supervisor to notice and restart it.
+  let lost: Error | undefined;
+  const watchdog =
+    lostAfterMs > 0
+      ? watchReachability({
+          check: async () => {
+            await connection.withDeadline(Date.now() + 5000, () => connection.workflowService.getSystemInfo({}));
+          },
+          lostAfterMs,
+          logger,
+          onLost: (err) => {
+            lost = err;
+            logger.fatal({ err: err.message }, 'Temporal is gone; the worker stops and exits 1');
+            if (worker.getState() === 'RUNNING') worker.shutdown();
+            setTimeout(() => process.exit(1), LOST_SHUTDOWN_MS);
+          },
+        })
+      : undefined;
+  try {
+    await running;
+  } finally {
+    watchdog?.stop();
+  }
+  if (lost) throw lost;
   await connection.close();
   await db.close();
   logger.info('worker stopped');

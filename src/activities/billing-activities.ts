@@ -1,9 +1,12 @@
 /**
- * Settling a paid task's charge when its workflow ends. Idempotent (the billing store's
- * running -> completed/refunded transition happens once), so Temporal may retry it freely,
- * including after the worker died halfway through.
+ * The task charge's edges that a workflow moves (store/billing.ts draws the lifecycle): the
+ * claim before any work, and the settlement when the task ends. Idempotent (each edge is a
+ * conditional update that happens once), so Temporal may retry them freely, including after
+ * the worker died halfway through.
  */
-import type { BillingStore } from '../store/billing';
+import { ApplicationFailure } from '@temporalio/common';
+import type { BillingStore, EdgeOutcome } from '../store/billing';
+import { FAILURE_TYPES } from '../workflows/video-task-types';
 
 export interface SettleInput {
   taskId: string;
@@ -12,12 +15,30 @@ export interface SettleInput {
   reason?: string;
 }
 
+/** The task may not run (or complete): its charge is not live. Not retried: the task fails. */
+function chargeNotLive(taskId: string, found: EdgeOutcome): ApplicationFailure {
+  const why = found === 'missing' ? 'it has no charge' : `its charge was ${found}`;
+  return ApplicationFailure.nonRetryable(`The task ${taskId} cannot go on: ${why}. Create it again to have it made.`, FAILURE_TYPES.chargeNotLive);
+}
+
 export function createBillingActivities(billing: BillingStore) {
   return {
+    /** The claim edge, the workflow's first step: refuses the task unless its charge is live. */
+    async claimCharge(input: { taskId: string }): Promise<'claimed'> {
+      const found = await billing.claimTask(input.taskId);
+      // A retried claim finds its own earlier move.
+      if (found === 'moved' || found === 'started' || found === 'completed') return 'claimed';
+      throw chargeNotLive(input.taskId, found);
+    },
+
     async settleTask(input: SettleInput): Promise<'completed' | 'refunded' | 'already-settled'> {
-      if (input.outcome === 'completed') return (await billing.completeTask(input.taskId)) ? 'completed' : 'already-settled';
+      if (input.outcome === 'completed') {
+        const found = await billing.completeTask(input.taskId);
+        if (found === 'refunded' || found === 'missing') throw chargeNotLive(input.taskId, found);
+        return found === 'moved' ? 'completed' : 'already-settled';
+      }
       const reason = `task failed: ${input.reason ?? 'no reason recorded'}`.slice(0, 500);
-      return (await billing.refundTask(input.taskId, reason)) ? 'refunded' : 'already-settled';
+      return (await billing.refundTask(input.taskId, reason)) === 'moved' ? 'refunded' : 'already-settled';
     },
   };
 }

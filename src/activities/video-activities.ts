@@ -4,15 +4,18 @@
  * Errors leave as ApplicationFailures whose type tells the workflow's retry policy what to do.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { findVideoModel } from '../catalog/models';
 import { channelsFor, type VideoChannel } from '../config/channels';
-import { FetchRejectedError, guardedFetch } from '../net/url-guard';
+import { FetchRejectedError, readHead } from '../net/url-guard';
+import { FetchSlotsBusyError, type FetchFile, type UserUrlFetcher } from '../net/user-url-fetcher';
 import { isMp4, sniffImage } from '../net/media';
 import { storageKeys, type BlobStore } from '../storage/blob-store';
+import type { EdgeOutcome } from '../store/billing';
 import type { CharacterSource, ImageRef, StoredVideo, TaskRequest } from '../tasks/task';
 import { UpstreamError } from '../upstreams/http';
 import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../upstreams/video-upstream';
@@ -29,13 +32,26 @@ export interface VideoActivityDeps {
   upstreamTimeoutMs: number;
   retryInitialMs: number;
   retryMaxMs: number;
-  fetchAllowPrivate: boolean;
-  fetchMaxBytes: number;
+  /** Fetches user URLs (reference images, character clips): deadline, size cap, per-key slots. */
+  userFetches: UserUrlFetcher;
   /** Largest finished video accepted from a provider. */
   maxVideoBytes?: number;
   /** Marks a stored task's charge as standing (billing.completeTask); idempotent. */
-  settleCompleted?: (taskId: string) => Promise<unknown>;
+  settleCompleted?: (taskId: string) => Promise<EdgeOutcome>;
 }
+
+type StoredImageRef = Extract<ImageRef, { kind: 'stored' }>;
+type UrlImageRef = Extract<ImageRef, { kind: 'url' }>;
+const isStored = (ref: ImageRef): ref is StoredImageRef => ref.kind === 'stored';
+
+/**
+ * How often a fetching step heartbeats. The worker throttles what reaches the server to its
+ * heartbeat interval (src/worker.ts), which is how soon a cancellation reaches a fetch.
+ */
+const FETCH_HEARTBEAT_MS = 1000;
+
+/** How long a step retries a user's URL that cannot be fetched (down, timing out, 5xx) before the task fails. */
+const USER_URL_GIVE_UP_MS = 60_000;
 
 /** How long the download step waits for the store to settle a charge before leaving it to the workflow. */
 const SETTLE_WAIT_MS = 10_000;
@@ -54,8 +70,23 @@ function asFailure(err: unknown): unknown {
     });
   }
   if (err instanceof FetchRejectedError) {
-    if (err.retryable) return ApplicationFailure.retryable(err.message, 'InputUnavailable');
-    return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.inputRejected);
+    // A user's URL that stays unreachable is the user's to fix: retried for a while, then the
+    // task fails as invalid_input rather than wait out the step's hour.
+    if (err.retryable && Date.now() - Context.current().info.scheduledTimestampMs < USER_URL_GIVE_UP_MS) {
+      return ApplicationFailure.retryable(err.message, 'InputUnavailable');
+    }
+    const after = err.retryable ? ` (still failing after ${USER_URL_GIVE_UP_MS / 1000} s)` : '';
+    return ApplicationFailure.nonRetryable(`${err.message}${after}`, FAILURE_TYPES.inputRejected);
+  }
+  if (err instanceof FetchSlotsBusyError) {
+    // Retried by the server after the delay: the worker's activity slot is free meanwhile.
+    // Benign: an expected turn-away, logged at debug (a busy key must not flood the log with warnings).
+    return ApplicationFailure.create({
+      message: err.message,
+      type: 'UserFetchBusy',
+      nextRetryDelay: err.retryAfterMs,
+      category: ApplicationFailureCategory.BENIGN,
+    });
   }
   return err;
 }
@@ -83,16 +114,44 @@ export function createVideoActivities(deps: VideoActivityDeps) {
     return c;
   }
 
-  async function loadImage(ref: ImageRef, index: number): Promise<LoadedImage> {
-    if (ref.kind === 'stored') return { mimeType: ref.mimeType, bytes: await deps.blobs.read(ref.key) };
-    const fetched = await guardedFetch(ref.url, {
-      allowPrivate: deps.fetchAllowPrivate,
-      maxBytes: deps.fetchMaxBytes,
-      timeoutMs: deps.upstreamTimeoutMs,
+  /**
+   * Runs `work` holding one of the owner's user-URL fetch slots in this worker. It heartbeats
+   * meanwhile: the activity learns of a cancellation (the workflow cancelled or terminated)
+   * only from a heartbeat's answer, and the cancellation aborts the fetches. Thrown inside
+   * mapErrors, so a busy key's FetchSlotsBusyError becomes a delayed retry.
+   */
+  async function fetchingUserUrls<T>(ownerId: string, work: (fetchFile: FetchFile) => Promise<T>): Promise<T> {
+    const ctx = Context.current();
+    return deps.userFetches.forKey(ownerId, ctx.cancellationSignal, async (fetchFile) => {
+      ctx.heartbeat();
+      const beat = setInterval(() => ctx.heartbeat(), FETCH_HEARTBEAT_MS);
+      try {
+        return await work(fetchFile);
+      } finally {
+        clearInterval(beat);
+      }
     });
-    const mimeType = sniffImage(fetched.bytes);
-    if (!mimeType) throw new FetchRejectedError(`images[${index}] is not a PNG, JPEG, WEBP or GIF image`);
-    return { mimeType, bytes: fetched.bytes };
+  }
+
+  /** The body is sniffed from the file's first bytes, and read whole only when it is an image (the upstream submit sends bytes). */
+  async function loadImage(ref: UrlImageRef, index: number, fetchFile: FetchFile): Promise<LoadedImage> {
+    return fetchFile(ref.url, async (file) => {
+      const mimeType = sniffImage(await readHead(file.path, 16));
+      if (!mimeType) throw new FetchRejectedError(`images[${index}] is not a PNG, JPEG, WEBP or GIF image`);
+      return { mimeType, bytes: await fs.promises.readFile(file.path) };
+    });
+  }
+
+  async function loadStored(ref: StoredImageRef): Promise<LoadedImage> {
+    return { mimeType: ref.mimeType, bytes: await deps.blobs.read(ref.key) };
+  }
+
+  async function loadImages(ownerId: string, refs: readonly ImageRef[]): Promise<LoadedImage[]> {
+    // Only a step with URLs to fetch takes one of the owner's fetch slots.
+    if (refs.every(isStored)) return Promise.all(refs.map(loadStored));
+    return fetchingUserUrls(ownerId, (fetchFile) =>
+      Promise.all(refs.map((ref, i) => (ref.kind === 'stored' ? loadStored(ref) : loadImage(ref, i, fetchFile)))),
+    );
   }
 
   return {
@@ -115,7 +174,8 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       return deps.enhancer.enhance(input.prompt);
     },
 
-    async createCharacter(input: { taskId: string; channel: string; source: CharacterSource; name?: string }): Promise<{ id: string; name: string }> {
+    /** ownerId: the key whose fetch slots the clip's fetch takes (absent in histories from before it: the task's own). */
+    async createCharacter(input: { taskId: string; ownerId?: string; channel: string; source: CharacterSource; name?: string }): Promise<{ id: string; name: string }> {
       const upstream = client(input.channel);
       if (!upstream.createCharacter) {
         throw ApplicationFailure.nonRetryable(`channel ${input.channel} cannot create characters`, FAILURE_TYPES.upstreamRejected);
@@ -123,11 +183,17 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       const create = upstream.createCharacter;
       return mapErrors(async () => {
         const source = input.source;
+        const notMp4 = () => new FetchRejectedError(`${source.kind === 'url' ? 'the character URL' : 'the source task'} is not an MP4 video`);
         const clip =
           source.kind === 'task'
             ? await deps.blobs.read(source.videoKey)
-            : (await guardedFetch(source.url, { allowPrivate: deps.fetchAllowPrivate, maxBytes: deps.fetchMaxBytes, timeoutMs: deps.upstreamTimeoutMs })).bytes;
-        if (!isMp4(clip)) throw new FetchRejectedError(`${source.kind === 'url' ? 'the character URL' : 'the source task'} is not an MP4 video`);
+            : await fetchingUserUrls(input.ownerId ?? `task:${input.taskId}`, (fetchFile) =>
+                fetchFile(source.url, async (file) => {
+                  if (!isMp4(await readHead(file.path, 16))) throw notMp4();
+                  return fs.promises.readFile(file.path);
+                }),
+              );
+        if (!isMp4(clip)) throw notMp4();
         const name = input.name ?? `gw_${randomBytes(5).toString('hex')}`;
         return create(name, clip, { timestamps: source.timestamps, selfPortrait: source.selfPortrait });
       });
@@ -148,7 +214,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       if (!model) throw ApplicationFailure.nonRetryable(`unknown model ${request.model}`, FAILURE_TYPES.inputRejected);
       const upstream = client(plan.channel);
       return mapErrors(async () => {
-        const images = await Promise.all(request.images.map(loadImage));
+        const images = await loadImages(request.ownerId, request.images);
         return upstream.submit({
           taskId: request.taskId,
           upstreamModel: plan.upstreamModel,
@@ -212,19 +278,25 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       // cannot be reached leaves it to the workflow's settle step, which retries without limit.
       if (!deps.settleCompleted) return video;
       let timer: NodeJS.Timeout | undefined;
+      let found: EdgeOutcome;
       try {
         // A store that does not answer is treated as one that cannot be reached (settling is idempotent).
-        await Promise.race([
+        found = await Promise.race([
           deps.settleCompleted(input.taskId),
-          new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the store did not answer')), SETTLE_WAIT_MS))),
+          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the store did not answer')), SETTLE_WAIT_MS))),
         ]);
-        return { ...video, chargeSettled: true };
       } catch (err) {
         Context.current().log.warn('the stored task could not be settled here; the workflow settles it', { taskId: input.taskId, err: (err as Error).message });
         return video;
       } finally {
         clearTimeout(timer);
       }
+      if (found === 'refunded' || found === 'missing') {
+        // Its charge was refunded while it ran: the file is not published, and the task fails.
+        await deps.blobs.remove(video.key);
+        throw ApplicationFailure.nonRetryable(`The task ${input.taskId} cannot complete: its charge was ${found === 'missing' ? 'never taken' : 'refunded'}.`, FAILURE_TYPES.chargeNotLive);
+      }
+      return { ...video, chargeSettled: true };
     },
   };
 }

@@ -3,10 +3,11 @@ import Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { TextChannel, VideoChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
-import type { ProxyLimits } from '../proxy/text-proxy';
 import type { RateLimiter } from '../limits/rate-limiter';
-import type { BalanceCache } from '../store/balance-cache';
 import type { BillingStore } from '../store/billing';
+import type { TextHolds } from '../store/text-holds';
+import type { IdempotencyStore } from '../store/idempotency';
+import type { PriceTable } from '../catalog/prices';
 import type { Db } from '../store/db';
 import type { UsageRecorder } from '../store/usage';
 import type { PaidTasks } from '../tasks/paid-tasks';
@@ -17,11 +18,18 @@ import type { KeyStore } from '../store/keys';
 import type { CharacterService } from '../tasks/character-service';
 import type { TaskService } from '../tasks/task-service';
 import type { GatewayState } from './context';
-import type { HealthReport } from './health';
+import { createReadinessProbe, type HealthReport } from './health';
+import type { PerKeySlots } from '../limits/per-key-slots';
+import type { TextRouteDeps } from './text-proxy-route';
+import { AuthFailureLimit } from '../limits/auth-failures';
+import { LocalRateLimiter } from '../limits/rate-limiter';
 import { adminAuth } from './middleware/admin-auth';
+import { anthropicErrorBody } from './middleware/anthropic-errors';
 import { bearerAuth } from './middleware/auth';
+import { authFailureGate } from './middleware/auth-failures';
 import { openAiErrors } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
+import { requestTarget } from './middleware/request-target';
 import { adminRoutes } from './routes/admin';
 import { billingRoutes } from './routes/billing';
 import { fileRoutes } from './routes/files';
@@ -40,10 +48,14 @@ export interface ApiDeps {
   usage: UsageRecorder;
   db: Db;
   billing: BillingStore;
-  balances: BalanceCache;
+  holds: TextHolds;
+  idempotency: IdempotencyStore;
+  /** Streams open per key in this process (MAX_STREAMS_PER_KEY): text, and video chat completions. */
+  streams: PerKeySlots;
+  prices: PriceTable;
   paid: PaidTasks;
   limiter: RateLimiter;
-  textLimits: ProxyLimits;
+  textLimits: TextRouteDeps['textLimits'];
   characters: CharacterService;
   logger: Logger;
   keys: KeyStore;
@@ -54,17 +66,44 @@ export interface ApiDeps {
   health: () => Promise<HealthReport>;
 }
 
+/** Paths whose errors take Anthropic's shape even when no route answered them (a malformed query string). */
+const ANTHROPIC_SHAPED: ReadonlySet<string> = new Set(['/v1/messages']);
+
 /**
- * The HTTP edge, composed in order: request id + access log, error mapping, then the
- * route families, each behind the authentication it needs.
+ * The HTTP edge, composed in order: request id + access log, error mapping, the request
+ * target's check (a path or query that does not decode is a 400), the per-address limit of
+ * failed authentications, then the route families, each behind the authentication it needs.
  */
 export function createApp(deps: ApiDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: false });
   app.silent = true;
+  const env = deps.config.env;
   app.use(requestContext(deps.logger));
-  app.use(openAiErrors(deps.config.env.MAX_JSON_BODY_BYTES));
+  // An error no route family answered: in Anthropic's shape on /v1/messages, OpenAI's elsewhere.
+  app.use(openAiErrors(env.MAX_JSON_BODY_BYTES, { paths: ANTHROPIC_SHAPED, body: (err, ctx) => anthropicErrorBody(err, ctx.state.requestId) }));
+  app.use(requestTarget());
+  app.use(authFailureGate(env.AUTH_FAILURES_PER_MINUTE > 0
+    ? {
+        // Shared through Redis like the keys' limits; in-process otherwise, in a limiter of its own
+        // so that a flood of addresses never evicts a key's bucket.
+        limit: new AuthFailureLimit(deps.limiter.kind === 'redis' ? deps.limiter : new LocalRateLimiter(), env.AUTH_FAILURES_PER_MINUTE),
+        trustProxy: env.TRUST_PROXY,
+      }
+    : null));
 
+  // Health (see health.ts): liveness, readiness, and the detailed report.
   const open = new Router<GatewayState>();
+  const readiness = createReadinessProbe({ db: deps.db, health: deps.health });
+  open.get('/livez', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { status: 'ok' };
+  });
+  open.get('/readyz', async (ctx) => {
+    const report = await readiness();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = report.ready ? 200 : 503;
+    ctx.body = { status: report.ready ? 'ready' : 'unavailable', store: report.store, temporal: report.temporal, worker: report.worker };
+  });
   open.get('/healthz', async (ctx) => {
     const report = await deps.health();
     ctx.status = report.ok ? 200 : 503;

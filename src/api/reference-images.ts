@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { decodeDataUrl, IMAGE_EXTENSIONS, sniffImage } from '../net/media';
+import { decodeDataUrl, IMAGE_EXTENSIONS, sniffImage, type ImageMime } from '../net/media';
 import { isPrivateAddress } from '../net/url-guard';
 import { storageKeys, type BlobStore } from '../storage/blob-store';
 import type { ImageRef } from '../tasks/task';
@@ -36,21 +36,35 @@ export function assertFetchable(value: string, param: string, allowPrivate: bool
  * checked to really be images and stored now, so workflow history carries a key, not megabytes.
  */
 export async function intakeImages(taskId: string, images: readonly string[], opts: ImageIntakeOptions): Promise<ImageRef[]> {
-  const refs: ImageRef[] = [];
-  for (const [i, value] of images.entries()) {
+  // Every entry is checked before any is stored, so a refused request stores nothing.
+  const checked = images.map((value, i): { url: string } | { bytes: Buffer; mimeType: ImageMime; key: string } => {
     const param = `images[${i}]`;
-    if (value.startsWith('data:')) {
-      const decoded = decodeDataUrl(value);
-      if (!decoded) throw new InvalidRequestError(`${param} is not a valid base64 data: URL.`, param);
-      if (decoded.bytes.length > opts.maxBytes) throw new PayloadTooLargeError(opts.maxBytes);
-      const mimeType = sniffImage(decoded.bytes);
-      if (!mimeType) throw new InvalidRequestError(`${param} is not a PNG, JPEG, WEBP or GIF image.`, param, 'invalid_image');
-      const key = storageKeys.input(taskId, i, IMAGE_EXTENSIONS[mimeType]);
-      await opts.blobs.write(key, decoded.bytes);
-      refs.push({ kind: 'stored', key, mimeType, bytes: decoded.bytes.length });
-      continue;
+    if (!value.startsWith('data:')) return { url: assertFetchable(value, param, opts.allowPrivate, ' or a base64 data: URL') };
+    const decoded = decodeDataUrl(value);
+    if (!decoded) throw new InvalidRequestError(`${param} is not a valid base64 data: URL.`, param);
+    if (decoded.bytes.length > opts.maxBytes) throw new PayloadTooLargeError(opts.maxBytes);
+    const mimeType = sniffImage(decoded.bytes);
+    if (!mimeType) throw new InvalidRequestError(`${param} is not a PNG, JPEG, WEBP or GIF image.`, param, 'invalid_image');
+    return { bytes: decoded.bytes, mimeType, key: storageKeys.input(taskId, i, IMAGE_EXTENSIONS[mimeType]) };
+  });
+  const refs: ImageRef[] = [];
+  try {
+    for (const image of checked) {
+      if ('url' in image) {
+        refs.push({ kind: 'url', url: image.url });
+        continue;
+      }
+      await opts.blobs.write(image.key, image.bytes);
+      refs.push({ kind: 'stored', key: image.key, mimeType: image.mimeType, bytes: image.bytes.length });
     }
-    refs.push({ kind: 'url', url: assertFetchable(value, param, opts.allowPrivate, ' or a base64 data: URL') });
+  } catch (err) {
+    await removeStoredInputs(opts.blobs, refs);
+    throw err;
   }
   return refs;
+}
+
+/** Removes the inputs stored for a request that was refused after all. */
+export async function removeStoredInputs(blobs: BlobStore, refs: readonly ImageRef[]): Promise<void> {
+  await Promise.all(refs.map((img) => (img.kind === 'stored' ? blobs.remove(img.key).catch(() => undefined) : undefined)));
 }

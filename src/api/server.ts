@@ -11,8 +11,9 @@ import { ChannelHealth } from '../proxy/channel-health';
 import { UsageRecorder } from '../store/usage';
 import { loadPrices } from '../config/prices';
 import { createRateLimiter } from '../limits/create-rate-limiter';
-import { BalanceCache } from '../store/balance-cache';
 import { BillingStore } from '../store/billing';
+import { TextHolds } from '../store/text-holds';
+import { IdempotencyStore } from '../store/idempotency';
 import { startBillingReconciler } from '../tasks/billing-reconciler';
 import { StartConfirmations } from '../tasks/start-confirmations';
 import { PaidTasks } from '../tasks/paid-tasks';
@@ -29,9 +30,8 @@ import { CharacterService } from '../tasks/character-service';
 import { TaskService } from '../tasks/task-service';
 import { createApp } from './app';
 import { createHealthProbe } from './health';
+import { PerKeySlots } from '../limits/per-key-slots';
 
-/** How stale the balance a text request is checked against may be (see BalanceCache). */
-const BALANCE_CACHE_MS = 1000;
 /** Started tasks are told to the store at most this far apart (one statement per batch). */
 const START_CONFIRMATION_FLUSH_MS = 1000;
 
@@ -62,17 +62,20 @@ export async function startApiServer(opts: {
     queryTimeoutMs: env.STATUS_QUERY_TIMEOUT_MS,
     source: env.STATUS_SOURCE,
   });
+  const characterCreateTimeoutMs = 120_000;
   const characters = new CharacterService(tasks.client, {
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
-    createTimeoutMs: 120_000,
+    createTimeoutMs: characterCreateTimeoutMs,
   });
   const channels = loadChannels(config);
   const prices = loadPrices(env.PRICES_FILE);
   const billing = new BillingStore(db);
-  const usage = new UsageRecorder(db, env.USAGE_FLUSH_MS, logger, billing, prices);
-  const balances = new BalanceCache(billing, BALANCE_CACHE_MS);
-  usage.onBilled((keyId, amount) => balances.billed(keyId, amount));
+  const usage = new UsageRecorder(db, logger, prices);
+  const holds = new TextHolds(db, env.TEXT_MAX_IN_FLIGHT_PER_KEY, logger, env.TEXT_HOLD_ORPHAN_SECONDS);
+  await holds.start();
+  const idempotency = new IdempotencyStore(db);
+  idempotency.start();
   const limiter = createRateLimiter(env.REDIS_URL, logger);
   const starts = new StartConfirmations(billing, START_CONFIRMATION_FLUSH_MS, logger);
   const reconciler = startBillingReconciler(
@@ -85,16 +88,20 @@ export async function startApiServer(opts: {
   const app = createApp({
     db,
     billing,
-    balances,
+    holds,
+    idempotency,
+    streams: new PerKeySlots(env.MAX_STREAMS_PER_KEY),
+    prices,
     limiter,
-    paid: new PaidTasks(tasks, characters, billing, prices, starts, logger),
+    // A charge taken ahead of a character waits for the character, then for the task's start.
+    paid: new PaidTasks(tasks, characters, billing, prices, starts, logger, Math.ceil((characterCreateTimeoutMs + 4 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 60),
     config,
     characters,
     channels: channels.filter(isVideoChannel),
     textChannels: channels.filter(isTextChannel),
     channelHealth: new ChannelHealth(env.CHANNEL_FAILURE_THRESHOLD, env.CHANNEL_COOLDOWN_SECONDS * 1000),
     usage,
-    textLimits: { timeoutMs: env.TEXT_TIMEOUT_MS, idleMs: env.TEXT_STREAM_IDLE_MS },
+    textLimits: { timeoutMs: env.TEXT_TIMEOUT_MS, idleMs: env.TEXT_STREAM_IDLE_MS, defaultMaxTokens: env.TEXT_DEFAULT_MAX_TOKENS, settleWaitMs: env.TEXT_SETTLE_WAIT_MS },
     logger,
     keys,
     tasks,
@@ -108,11 +115,7 @@ export async function startApiServer(opts: {
       localWorkerRunning: opts.localWorkerRunning,
     }),
   });
-  const server = http.createServer(app.callback());
-  // Slow or idle clients must not hold sockets forever.
-  server.requestTimeout = 120_000;
-  server.headersTimeout = 30_000;
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(app.callback(), env, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(env.PORT, env.HOST, () => resolve());
@@ -131,11 +134,49 @@ export async function startApiServer(opts: {
         setTimeout(() => server.closeAllConnections(), 5000).unref();
       });
       reconciler.stop();
+      idempotency.stop();
       await starts.close();
       await usage.close();
+      await holds.retire().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not retire this process from the text holds'));
       await limiter.close();
     },
   };
+}
+
+/** Checks of the header and request deadlines run this often (Node's default is 30 s, which lets a slow client keep its socket that much longer). */
+const CONNECTION_CHECK_MS = 1000;
+/** A flood of refused connections logs one line per this many milliseconds. */
+const DROP_LOG_EVERY_MS = 10_000;
+
+/**
+ * The HTTP server's own limits, so that slow or idle clients cannot hold sockets: headers
+ * within HTTP_HEADERS_TIMEOUT_MS (a slowloris client gets 408 and is closed), the whole
+ * request within HTTP_REQUEST_TIMEOUT_MS (the deadline covers receiving the request only,
+ * never the answer, so a long stream is not cut), idle keep-alive sockets closed after
+ * HTTP_KEEPALIVE_TIMEOUT_MS, headers at most HTTP_MAX_HEADER_BYTES (431), and at most
+ * HTTP_MAX_CONNECTIONS sockets: one more is closed at accept, without touching the others.
+ */
+export function createHttpServer(handler: http.RequestListener, env: Config['env'], logger: Logger): http.Server {
+  const server = http.createServer({
+    requestTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
+    // Node refuses a header deadline longer than the request's.
+    headersTimeout: Math.min(env.HTTP_HEADERS_TIMEOUT_MS, env.HTTP_REQUEST_TIMEOUT_MS),
+    keepAliveTimeout: env.HTTP_KEEPALIVE_TIMEOUT_MS,
+    maxHeaderSize: env.HTTP_MAX_HEADER_BYTES,
+    connectionsCheckingInterval: CONNECTION_CHECK_MS,
+  }, handler);
+  server.maxConnections = env.HTTP_MAX_CONNECTIONS;
+  let dropped = 0;
+  let lastLog = -Infinity;
+  server.on('drop', () => {
+    dropped++;
+    const now = Date.now();
+    if (now - lastLog < DROP_LOG_EVERY_MS) return;
+    lastLog = now;
+    logger.warn({ dropped, maxConnections: env.HTTP_MAX_CONNECTIONS }, 'connections refused: HTTP_MAX_CONNECTIONS reached');
+    dropped = 0;
+  });
+  return server;
 }
 
 async function main(): Promise<void> {

@@ -2,6 +2,7 @@ import type { VideoModel } from '../catalog/models';
 import type { Config } from '../config/env';
 import type { BlobStore } from '../storage/blob-store';
 import type { PaidTasks } from '../tasks/paid-tasks';
+import { removeStoredInputs } from './reference-images';
 import type { CharacterSource, ImageRef, TaskRequest, TaskState } from '../tasks/task';
 
 /** The parts of a canonical request that differ between the endpoint families. */
@@ -34,7 +35,7 @@ export async function startTask(paid: PaidTasks, blobs: BlobStore, request: Task
   try {
     return await paid.start(request);
   } catch (err) {
-    await Promise.all(request.images.map((img) => (img.kind === 'stored' ? blobs.remove(img.key).catch(() => undefined) : undefined)));
+    await removeStoredInputs(blobs, request.images);
     throw err;
   }
 }

@@ -1,19 +1,31 @@
+import { Readable } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
+import type { PriceTable } from '../catalog/prices';
+import { estimateUsage, textCeiling, type TextRequestShape } from '../catalog/text-ceiling';
 import { channelsFor, type TextChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
-import { ClientGoneError, proxyText, type ProxyLimits, type TextProtocol } from '../proxy/text-proxy';
-import type { BalanceCache } from '../store/balance-cache';
+import { ClientGoneError, proxyText, type ProxyLimits, type TextProtocol, type UsageReport } from '../proxy/text-proxy';
+import { InsufficientBalance } from '../store/billing';
+import { TooManyTextRequests, type TextHolds } from '../store/text-holds';
 import type { UsageRecorder } from '../store/usage';
 import type { GatewayState } from './context';
-import { InsufficientQuotaError } from './errors';
+import { InsufficientQuotaError, RateLimitedError } from './errors';
+import type { PerKeySlots } from '../limits/per-key-slots';
 
 export interface TextRouteDeps {
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
   usage: UsageRecorder;
-  /** Balances for the "anything left" check before a text call. */
-  balances: BalanceCache;
-  textLimits: ProxyLimits;
+  holds: TextHolds;
+  /** Streams open per key in this process (MAX_STREAMS_PER_KEY): text, and video chat completions. */
+  streams: PerKeySlots;
+  prices: PriceTable;
+  textLimits: ProxyLimits & {
+    /** Output tokens held (and sent upstream) for a chat request that names no limit. */
+    defaultMaxTokens: number;
+    /** The longest an answer waits for its usage to be written before it ends anyway. */
+    settleWaitMs: number;
+  };
 }
 
 export interface TextCall {
@@ -23,26 +35,65 @@ export interface TextCall {
   endpoint: 'messages' | 'chat';
   model: string;
   body: Record<string, unknown>;
+  /** False when the route changed the body, so the client's bytes must not be forwarded as they are. */
+  rawIsBody?: boolean;
   stream: boolean;
   clientWantsUsage: boolean;
   passthroughHeaders: Record<string, string>;
 }
 
+/** Seconds a client refused for too many text requests in flight waits before trying again. */
+const IN_FLIGHT_RETRY_SECONDS = 1;
+
 /** The channels of the protocol's type that serve a model, best first. */
-export function textChannelsFor(deps: TextRouteDeps, protocol: TextProtocol, model: string): TextChannel[] {
+export function textChannelsFor(deps: Pick<TextRouteDeps, 'textChannels'>, protocol: TextProtocol, model: string): TextChannel[] {
   return channelsFor(deps.textChannels.filter((c) => c.type === protocol.channelType), model);
 }
 
 /**
- * Answers a text request from the proxy: status, headers and body (bytes or a stream) as
- * the chosen upstream gave them, and one usage record per answered request.
+ * Answers a text request from the proxy: status, headers and body (bytes or a stream) as the
+ * chosen upstream gave them. Before the upstream call the request's worst-case price is held
+ * against the key (402 when the key cannot cover it, 429 past its text requests in flight);
+ * when the answer ends its hold is settled at the real price, before the answer's last byte.
  */
 export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>, deps: TextRouteDeps, call: TextCall): Promise<void> {
-  const keyId = ctx.state.apiKey!.id;
-  // A fresh cached balance answers without a promise; only a stale one reads the store.
-  if (ctx.state.apiKey!.limited) requireBalance(deps, keyId, deps.balances.fresh(keyId) ?? (await deps.balances.balance(keyId)));
+  const key = ctx.state.apiKey!;
+  // The client's bytes, unless the route changed the body.
+  const raw = (call.rawIsBody === false ? undefined : ctx.state.rawBody) ?? Buffer.from(JSON.stringify(call.body));
+  const shape: TextRequestShape = { endpoint: call.endpoint, body: call.body, bodyBytes: raw.length };
+  const ceiling = textCeiling(deps.prices, call.model, shape, deps.textLimits.defaultMaxTokens);
+
+  const releaseStream = call.stream ? takeStreamSlot(deps.streams, key.id) : null;
+  let holdId: string;
+  try {
+    holdId = await deps.holds.hold({ keyId: key.id, requestId: ctx.state.requestId, model: call.model, endpoint: call.endpoint, streamed: call.stream, amount: ceiling.credits });
+  } catch (err) {
+    releaseStream?.();
+    throw holdRefusal(err, ceiling);
+  }
+
+  let settled: Promise<void> | null = null;
+  const settle = (channel: TextChannel | null, report: UsageReport | null): Promise<void> => {
+    settled ??= (async () => {
+      const usage = report === null ? null : report.reported ? report.usage : estimateUsage(report.usage, report.outputBytes, shape);
+      const write = deps.usage.settle({
+        holdId,
+        keyId: key.id,
+        usage: usage && report && {
+          ...usage, requestId: ctx.state.requestId, keyId: key.id, model: call.model, channel: channel?.name ?? '', endpoint: call.endpoint, streamed: call.stream, outcome: report.outcome,
+        },
+      });
+      if (report && report.outcome !== 'completed') ctx.state.log.info({ channel: channel?.name, outcome: report.outcome, estimated: !report.reported }, 'text answer did not complete');
+      // A store that is away must not hold the answer open: the write goes on in the background,
+      // and if this process dies first the hold is settled in full by another.
+      await waitAtMost(write, deps.textLimits.settleWaitMs);
+      releaseStream?.();
+    })();
+    return settled;
+  };
+
   const abort = new AbortController();
-  // The response's close before it finished means the client left: stop the upstream too.
+  // The response's close before it finished means the client left.
   ctx.res.once('close', () => {
     if (!ctx.res.writableFinished) abort.abort();
   });
@@ -53,39 +104,62 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
         channels: call.channels,
         model: call.model,
         body: call.body,
-        raw: ctx.state.rawBody ?? Buffer.from(JSON.stringify(call.body)),
+        raw,
         stream: call.stream,
         clientWantsUsage: call.clientWantsUsage,
         passthroughHeaders: call.passthroughHeaders,
         signal: abort.signal,
         log: ctx.state.log,
-        onUsage: (channel, usage, outcome) => {
-          deps.usage.record({ ...usage, requestId: ctx.state.requestId, keyId, model: call.model, channel: channel.name, endpoint: call.endpoint, streamed: call.stream, outcome });
-          if (outcome !== 'completed') ctx.state.log.info({ channel: channel.name, outcome }, 'text answer did not complete');
-        },
+        onUsage: settle,
       },
       deps.channelHealth,
       deps.textLimits,
     );
+    // No answer was produced (an upstream error, every channel failed): nothing to bill.
+    if (!settled && !(reply.body instanceof Readable)) void settle(null, null);
     ctx.status = reply.status;
     ctx.set(reply.headers);
     ctx.body = reply.body;
   } catch (err) {
+    if (!settled) void settle(null, null);
     if (!(err instanceof ClientGoneError)) throw err;
     ctx.state.log.info('client left before the upstream answered');
     ctx.respond = false;
   }
 }
 
-/**
- * A text answer's price is known only afterwards, so the check before the upstream call is
- * "anything left": the balance (BalanceCache: re-read at most every second) less this
- * process's usage not yet written. A key may end slightly below zero by its last answers; its
- * next request is refused.
- */
-function requireBalance(deps: TextRouteDeps, keyId: string, balance: number): void {
-  const left = balance - deps.usage.pendingFor(keyId);
-  if (left <= 0) {
-    throw new InsufficientQuotaError(`The key's balance is ${left} credits, so it cannot pay for this request. Ask the gateway operator to add quota (POST /admin/keys/{id}/quota).`);
+/** One of the key's stream slots (its release), or a 429 when it has MAX_STREAMS_PER_KEY open. */
+export function takeStreamSlot(streams: PerKeySlots, keyId: string): () => void {
+  const release = streams.tryAcquire(keyId);
+  if (!release) {
+    throw new RateLimitedError(
+      `This key already has ${streams.maxPerKey} streams open, its limit. Retry once one of them has ended.`,
+      IN_FLIGHT_RETRY_SECONDS,
+      'too_many_streams',
+    );
   }
+  return release;
+}
+
+/** A refused hold as the client should hear it. */
+function holdRefusal(err: unknown, ceiling: { inputTokens: number; outputTokens: number; credits: number }): unknown {
+  if (err instanceof InsufficientBalance) {
+    return new InsufficientQuotaError(
+      `This request can cost up to ${ceiling.credits} credits (about ${ceiling.inputTokens} input tokens at most, and ${ceiling.outputTokens} output tokens at most: max_tokens), ` +
+        `and the key has ${err.balance} credits available. Lower max_tokens, or ask the gateway operator to add quota (POST /admin/keys/{id}/quota).`,
+    );
+  }
+  if (err instanceof TooManyTextRequests) {
+    return new RateLimitedError(
+      `This key already has ${err.limit} text requests in flight, its limit. Retry once one of them has finished.`,
+      IN_FLIGHT_RETRY_SECONDS,
+      'too_many_requests_in_flight',
+    );
+  }
+  return err;
+}
+
+function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }

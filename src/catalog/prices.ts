@@ -164,7 +164,11 @@ export function videoTaskPrice(
  * Models not in the table are priced at textDefault.
  */
 export function textUsagePrice(table: PriceTable, model: string, usage: TextUsage): number {
-  const p = findTextPrice(table, model);
+  return textTokensPrice(findTextPrice(table, model), model, usage);
+}
+
+/** textUsagePrice at an explicit price (`model` only names it in errors). */
+export function textTokensPrice(p: TextPrice, model: string, usage: TextUsage): number {
   const pairs: readonly (readonly [number, number])[] = [
     [usage.inputTokens, p.inputPerMTok],
     [usage.outputTokens, p.outputPerMTok],

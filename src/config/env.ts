@@ -24,6 +24,22 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ADMIN_TOKEN: optionalString,
 
+  // HTTP server limits (request-limits section of the README)
+  /** Time a client has to send a request's headers (slowloris); 408 and closed after. */
+  HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000).default(20_000),
+  /** Time a client has to send a whole request, body included; a response may take longer (streams are not cut). */
+  HTTP_REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(120_000),
+  /** An idle keep-alive connection is closed after this long (above common load balancers' 60 s). */
+  HTTP_KEEPALIVE_TIMEOUT_MS: int(1000, 600_000).default(65_000),
+  /** Open connections at once; further ones are closed at accept. Keep it below the process's file limit (ulimit -n). */
+  HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4096),
+  /** Largest request line plus headers; 431 over. */
+  HTTP_MAX_HEADER_BYTES: int(1024, 1024 * 1024).default(16 * 1024),
+  /** Failed key authentications allowed per client address per minute, then 429; 0 = no limit. */
+  AUTH_FAILURES_PER_MINUTE: int(0, 1_000_000).default(30),
+  /** The client address is the last X-Forwarded-For entry (set only behind one reverse proxy that appends it). */
+  TRUST_PROXY: bool.default(false),
+
   // Files
   DATA_DIR: z.string().default('./data'),
   STORAGE_DIR: optionalString,
@@ -55,6 +71,21 @@ export const envSchema = z.object({
   /** How often a streamed video chat completion re-reads its task for progress. */
   STREAM_POLL_MS: int(50, 60_000).default(1000),
 
+  // Supervision (README, "Health and supervision")
+  /**
+   * `npm start` restarts its embedded Temporal dev server (and replaces its in-process worker)
+   * at most this many times within SUPERVISOR_RESTART_WINDOW_SECONDS; one more failure and the
+   * process exits 1 for its own supervisor to restart. 0 = exit at the first failure.
+   */
+  SUPERVISOR_RESTART_MAX: int(0, 1000).default(5),
+  SUPERVISOR_RESTART_WINDOW_SECONDS: int(1, 7 * 86_400).default(600),
+  /** The wait before the n-th restart inside the window is this times 2^n, at most 30 s. */
+  SUPERVISOR_RESTART_BACKOFF_MS: int(0, 60_000).default(1000),
+  /** `npm start` kills (and so restarts) a dev server that runs but has not answered this long; 0 = never. */
+  SUPERVISOR_HUNG_SECONDS: int(0, 86_400).default(60),
+  /** A standalone worker (`npm run worker`) that cannot reach Temporal this long exits 1; 0 = waits for ever. */
+  TEMPORAL_LOST_EXIT_SECONDS: int(0, 7 * 86_400).default(300),
+
   // Upstream channels
   CHANNELS_FILE: optionalString,
   GEMINI_API_KEY: optionalString,
@@ -74,8 +105,16 @@ export const envSchema = z.object({
   TEXT_TIMEOUT_MS: int(1000, 3_600_000).default(600_000),
   /** A text stream silent this long is ended with an error event instead of hanging the client. */
   TEXT_STREAM_IDLE_MS: int(1000, 3_600_000).default(90_000),
-  /** Usage records are written in batches at most this far apart. */
-  USAGE_FLUSH_MS: int(10, 60_000).default(200),
+  /** Output tokens held for (and sent upstream as max_completion_tokens by) a chat request that names no limit. */
+  TEXT_DEFAULT_MAX_TOKENS: int(1, 10_000_000).default(4096),
+  /** Text requests in flight per key, unless the key sets its own (max_text_in_flight). */
+  TEXT_MAX_IN_FLIGHT_PER_KEY: int(1, 1_000_000).default(100),
+  /** Streams (text, and video chat progress) one key may keep open at once, per API process. */
+  MAX_STREAMS_PER_KEY: int(1, 1_000_000).default(100),
+  /** The longest an answer waits for its usage to be written before it ends anyway (the write goes on). */
+  TEXT_SETTLE_WAIT_MS: int(0, 600_000).default(5000),
+  /** An API process silent this long is dead: any other settles its text holds in full. */
+  TEXT_HOLD_ORPHAN_SECONDS: int(3, 86_400).default(60),
   UPSTREAM_POLL_MS: int(50, 600_000).optional(),
   UPSTREAM_TIMEOUT_MS: int(1000, 600_000).default(60_000),
   UPSTREAM_RETRY_INITIAL_MS: int(10, 600_000).default(2000),
@@ -92,6 +131,18 @@ export const envSchema = z.object({
   // Fetching user-supplied URLs (reference images, character clips)
   FETCH_ALLOW_PRIVATE: bool.default(false),
   FETCH_MAX_BYTES: int(1024, 512 * 1024 * 1024).default(20 * 1024 * 1024),
+  /**
+   * The whole of one fetch of a user URL (DNS, connect, headers, body, redirects): a server
+   * that drips its bytes is cut off here. Kept well under the fetching steps' 3-minute
+   * start-to-close, which also covers the upstream submit.
+   */
+  FETCH_TIMEOUT_MS: int(1000, 120_000).default(30_000),
+  /** A key's fetching steps in flight per worker process; one over it is retried a few seconds later. */
+  FETCH_MAX_PER_KEY: int(1, 1000).default(3),
+
+  // Worker
+  /** Activities a worker process runs at once (tasks mostly wait between polls, so many fit). */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: int(1, 10_000).default(200),
 
   // Provider simulator (used when no provider credentials are configured)
   SIMULATOR_URL: optionalString,

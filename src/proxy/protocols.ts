@@ -1,6 +1,7 @@
 import type { TextChannel } from '../config/channels';
-import { anthropicErrorType, isNativeErrorBody, MessagesStreamTap, toNativeBody, usageOfMessage, type CompatExtensions } from '../upstreams/anthropic/mapping';
-import { ChatStreamTap, toUpstreamChatBody, usageOfCompletion } from '../upstreams/openai-chat/mapping';
+import { anthropicErrorType, GENERATED_FIELDS as MESSAGE_FIELDS, isNativeErrorBody, MessagesStreamTap, toNativeBody, usageOfMessage, type CompatExtensions } from '../upstreams/anthropic/mapping';
+import { ChatStreamTap, GENERATED_FIELDS as CHAT_FIELDS, toUpstreamChatBody, usageOfCompletion } from '../upstreams/openai-chat/mapping';
+import { stringFieldBytes } from '../upstreams/usage';
 import type { TextProtocol } from './text-proxy';
 
 /** The version the gateway speaks to native channels; the client's own header is ignored (spec 5, 9). */
@@ -18,6 +19,7 @@ export const messagesProtocol: TextProtocol = {
   }),
   upstreamBody: (body, upstreamModel) => toNativeBody(body as Record<string, unknown> & CompatExtensions, upstreamModel),
   usageOfBody: usageOfMessage,
+  outputBytesOfBody: (text) => stringFieldBytes(text, MESSAGE_FIELDS),
   tap: () => new MessagesStreamTap(),
   isErrorBody: isNativeErrorBody,
   errorBody: (status, message) => ({ type: 'error', error: { type: anthropicErrorType(status), message } }),
@@ -38,6 +40,7 @@ export const chatProtocol: TextProtocol = {
   }),
   upstreamBody: toUpstreamChatBody,
   usageOfBody: usageOfCompletion,
+  outputBytesOfBody: (text) => stringFieldBytes(text, CHAT_FIELDS),
   tap: (clientWantsUsage) => new ChatStreamTap(clientWantsUsage),
   isErrorBody: isOpenAiErrorBody,
   errorBody: (status, message) => ({

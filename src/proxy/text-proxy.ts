@@ -16,6 +16,8 @@ export interface TextProtocol {
   /** The body to send when it differs from the client's bytes, else null. */
   upstreamBody(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> | null;
   usageOfBody(body: unknown): TextUsage | null;
+  /** UTF-8 bytes of the generated text in a non-streamed answer (billed by when it carries no usage). */
+  outputBytesOfBody(text: string): number;
   tap(clientWantsUsage: boolean): StreamTap;
   isErrorBody(body: unknown): boolean;
   errorBody(status: number, message: string): unknown;
@@ -32,10 +34,30 @@ export interface ProxyRequest {
   clientWantsUsage: boolean;
   /** Request headers forwarded as they are (anthropic-beta). */
   passthroughHeaders: Record<string, string>;
-  /** Fires when the client leaves: the upstream request is aborted with it. */
+  /**
+   * Fires when the client leaves. A stream's upstream request is aborted with it (what was
+   * produced until then is billed). A non-streamed request runs on to its answer, which is
+   * billed and dropped: the provider bills it either way.
+   */
   signal: AbortSignal;
   log: Logger;
-  onUsage(channel: TextChannel, usage: TextUsage, outcome: UsageOutcome): void;
+  /**
+   * The upstream produced an answer (whole, or a stream that ended one way or another): bill
+   * it. The proxy waits for the returned promise before it ends the client's answer, so usage
+   * is written before the answer ends.
+   */
+  onUsage(channel: TextChannel, report: UsageReport): Promise<void>;
+}
+
+/** What the gateway knows of an answer's usage when it ends. */
+export interface UsageReport {
+  /** The provider's counts, as far as it sent them (all zero when it sent none). */
+  usage: TextUsage;
+  /** Whether `usage` is the provider's complete report (a non-streamed answer's, or a stream's that ended properly). */
+  reported: boolean;
+  outcome: UsageOutcome;
+  /** UTF-8 bytes of generated text relayed (or received, when not streamed). */
+  outputBytes: number;
 }
 
 export interface ProxyReply {
@@ -75,6 +97,11 @@ function replyHeaders(res: IncomingMessage): Record<string, string> {
   const upstreamId = res.headers['request-id'] ?? res.headers['x-request-id'];
   if (typeof upstreamId === 'string') out['upstream-request-id'] = upstreamId;
   return out;
+}
+
+/** A stream that ended properly but whose upstream sent no usage at all is billed by estimate, never as 0. */
+function isEmpty(u: TextUsage): boolean {
+  return u.inputTokens + u.outputTokens + u.cacheCreationTokens + u.cacheReadTokens === 0;
 }
 
 function parseJson(buf: Buffer): unknown {
@@ -126,6 +153,7 @@ function firstChunk(res: IncomingMessage, timeoutMs: number): Promise<Buffer | n
  * client pauses the upstream read), and makes sure the client's stream always ends: a
  * stream that breaks off or goes silent for `idleMs` gets the protocol's error event. A
  * client that leaves destroys the upstream response, which aborts the upstream request.
+ * The client's stream ends only once `onDone` (billing) has resolved.
  */
 export function relay(
   res: IncomingMessage,
@@ -133,7 +161,7 @@ export function relay(
   tap: StreamTap,
   idleMs: number,
   clientGone: AbortSignal,
-  onDone: (outcome: UsageOutcome) => void,
+  onDone: (outcome: UsageOutcome) => Promise<void>,
 ): PassThrough {
   const out = new PassThrough();
   const splitter = new SseSplitter();
@@ -156,8 +184,9 @@ export function relay(
     finished = true;
     clearTimeout(idle);
     if (note && !out.destroyed) out.write(tap.breakOff(note));
-    if (!out.destroyed) out.end();
-    onDone(outcome);
+    void onDone(outcome).finally(() => {
+      if (!out.destroyed) out.end();
+    });
   };
   const armIdle = () => {
     clearTimeout(idle);
@@ -207,6 +236,8 @@ export function relay(
 export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits: ProxyLimits): Promise<ProxyReply> {
   const { protocol } = req;
   let failure: Failure | null = null;
+  // A non-streamed request is not abandoned when its client leaves (see ProxyRequest.signal).
+  const upstreamSignal = req.stream ? req.signal : new AbortController().signal;
 
   for (const channel of health.order(req.channels)) {
     if (req.signal.aborted) throw new ClientGoneError();
@@ -220,11 +251,11 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
         url: protocol.url(channel),
         headers: protocol.headers(channel, req.passthroughHeaders),
         body,
-        signal: req.signal,
+        signal: upstreamSignal,
         timeoutMs: limits.timeoutMs,
       });
     } catch (err) {
-      if (req.signal.aborted) throw new ClientGoneError();
+      if (upstreamSignal.aborted) throw new ClientGoneError();
       const reason = err instanceof TextConnectionError ? err.message : String(err);
       health.failed(channel.name, reason);
       req.log.warn({ channel: channel.name, reason }, 'text channel failed; trying the next');
@@ -254,7 +285,6 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
       try {
         text = await readAll(res, limits.timeoutMs);
       } catch (err) {
-        if (req.signal.aborted) throw new ClientGoneError();
         const reason = `response broke off (${(err as Error).message})`;
         health.failed(channel.name, reason);
         failure = { status: null, headers: {}, body: null, reason };
@@ -263,13 +293,21 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
       health.succeeded(channel.name);
       const usage = protocol.usageOfBody(parseJson(text));
       if (!usage) req.log.warn({ channel: channel.name }, 'upstream answer carried no usage');
-      req.onUsage(channel, usage ?? emptyUsage(), usage ? 'completed' : 'failed');
+      await req.onUsage(channel, {
+        usage: usage ?? emptyUsage(),
+        reported: usage !== null,
+        outcome: req.signal.aborted ? 'aborted' : usage ? 'completed' : 'failed',
+        outputBytes: usage ? 0 : protocol.outputBytesOfBody(text.toString('utf8')),
+      });
+      if (req.signal.aborted) throw new ClientGoneError();
       return { status, headers: replyHeaders(res), body: text };
     }
 
     const first = await firstChunk(res, limits.idleMs);
     if (req.signal.aborted) {
       res.destroy();
+      // The provider accepted the request and began its answer: it bills that, so does the gateway.
+      await req.onUsage(channel, { usage: emptyUsage(), reported: false, outcome: 'aborted', outputBytes: 0 });
       throw new ClientGoneError();
     }
     if (!first) {
@@ -280,7 +318,9 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
     }
     health.succeeded(channel.name);
     const tap = protocol.tap(req.clientWantsUsage);
-    const out = relay(res, first, tap, limits.idleMs, req.signal, (outcome) => req.onUsage(channel, tap.usage, outcome));
+    const out = relay(res, first, tap, limits.idleMs, req.signal, (outcome) =>
+      req.onUsage(channel, { usage: tap.usage, reported: outcome === 'completed' && !isEmpty(tap.usage), outcome, outputBytes: tap.relayedOutputBytes }),
+    );
     return {
       status,
       headers: { ...replyHeaders(res), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },

@@ -26,7 +26,7 @@ export interface Markers {
 
 /** Upper bounds keep a typo such as `[sim:slow=99999999]` from hanging a socket for days. */
 const MAX_SLOW_MS = 10 * 60 * 1000;
-const MAX_JOB_MS = 24 * 3600 * 1000;
+export const MAX_JOB_MS = 24 * 3600 * 1000;
 const MAX_COUNT = 1_000_000;
 
 const MARKER = /\[sim:([a-z0-9-]+)(?:=(\d{1,9}))?\]/gi;

@@ -7,10 +7,10 @@
  * to a signed storage URL (served by `veoBlobModule` under /_sim/blobs, which needs no key), so
  * clients must follow redirects and must not need to send the key to the storage host.
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, ErrorDetail, ProtocolModule, Reply } from './server';
-import { isTerminal, newJob, type Job } from './jobs';
+import { isTerminal, newJob, recoveredJob, type Job } from './jobs';
+import { modelHash, readVeoOperationId, veoOperationId } from './job-ids';
 import { countOutcome, finishCreate, gateContent, gatePoll, gateSubmit, parseMarkers } from './faults';
 import { SAMPLE_MP4, sniffImage } from './assets';
 
@@ -68,8 +68,31 @@ function googleError(status: number, message: string, detail?: ErrorDetail): Rep
   return { kind: 'json', status, body: { error: { code: status, message, status: name } }, headers: detail?.headers };
 }
 
-function opName(job: Job): string {
-  return `models/${job.model}/operations/${job.id}`;
+function opName(model: string, job: Job): string {
+  return `models/${model}/operations/${job.id}`;
+}
+
+/** The job's model is `model` (for a job recovered from its id: by the hash the id carries). */
+function sameModel(job: Job, model: string): boolean {
+  return job.model === model || (job.model === null && job.modelHash === modelHash(model));
+}
+
+/** An operation of an earlier simulator process, from its id (job-ids.ts). */
+function recoverOperation(id: string): Job | undefined {
+  const f = readVeoOperationId(id);
+  if (!f) return undefined;
+  return recoveredJob({
+    id,
+    flavor: 'veo',
+    model: null,
+    modelHash: f.modelHash,
+    createdAt: f.createdAt,
+    durationMs: f.durationMs,
+    outcome: f.outcome,
+    seconds: f.durationSeconds === null ? null : String(f.durationSeconds),
+    size: f.aspect === 1 ? '9:16' : '16:9',
+    sampleCount: f.sampleCount,
+  });
 }
 
 /** Sample i of operation `opId` is file `${opId}-${i}`. */
@@ -92,8 +115,8 @@ function fileReady(ctx: Ctx, job: Job): boolean {
 }
 
 /** The operation resource as Google returns it; no progress field exists, so none is invented. */
-function operation(ctx: Ctx, job: Job): Record<string, unknown> {
-  const name = opName(job);
+function operation(ctx: Ctx, model: string, job: Job): Record<string, unknown> {
+  const name = opName(model, job);
   if (!isTerminal(job, ctx.now)) return { name, done: false };
   if (job.outcome === 'fail') {
     return { name, done: true, error: { code: 13, message: 'Video generation failed due to an internal error (simulated by [sim:fail]).' } };
@@ -161,8 +184,17 @@ async function predictLongRunning(ctx: Ctx): Promise<Reply> {
     ctx.sim.stats.fault('reject');
     return ctx.error(400, "The prompt could not be submitted: it violates Google's Responsible AI practices (simulated by [sim:reject]).");
   }
+  const aspect = parameters.aspectRatio ?? '16:9';
   const job = newJob({
-    id: randomUUID().replace(/-/g, '').slice(0, 16),
+    makeId: (j) => ctx.sim.jobs.freshId(() => veoOperationId({
+      createdAt: j.createdAt,
+      durationMs: j.durationMs,
+      outcome: j.outcome,
+      sampleCount: j.sampleCount,
+      aspect: aspect === '9:16' ? 1 : 0,
+      durationSeconds: parameters.durationSeconds ?? null,
+      modelHash: modelHash(model),
+    })),
     flavor: 'veo',
     model,
     prompt,
@@ -171,7 +203,7 @@ async function predictLongRunning(ctx: Ctx): Promise<Reply> {
     markers,
     idempotencyKey: ctx.header('idempotency-key') ?? null,
     seconds: parameters.durationSeconds === undefined ? null : String(parameters.durationSeconds),
-    size: parameters.aspectRatio ?? '16:9',
+    size: aspect,
     sampleCount: parameters.sampleCount ?? 1,
     // What reached the "provider", for gateway tests: parameters plus which images (by sniffed type).
     params: {
@@ -184,16 +216,16 @@ async function predictLongRunning(ctx: Ctx): Promise<Reply> {
   ctx.sim.jobs.add(job);
   ctx.sim.stats.jobCreated('veo');
   countOutcome(ctx, job);
-  return finishCreate(ctx, markers, { kind: 'json', status: 200, body: { name: opName(job) } }, gate.dropAfterCreate);
+  return finishCreate(ctx, markers, { kind: 'json', status: 200, body: { name: opName(model, job) } }, gate.dropAfterCreate);
 }
 
 function getOperation(ctx: Ctx): Reply {
   const [model = '', opId = ''] = ctx.params;
   const job = ctx.sim.jobs.get(opId);
-  if (!job || job.flavor !== 'veo' || job.model !== model) {
+  if (!job || job.flavor !== 'veo' || !sameModel(job, model)) {
     return ctx.error(404, `Operation models/${model}/operations/${opId} not found.`);
   }
-  return gatePoll(ctx, job) ?? { kind: 'json', status: 200, body: operation(ctx, job) };
+  return gatePoll(ctx, job) ?? { kind: 'json', status: 200, body: operation(ctx, model, job) };
 }
 
 function downloadFile(ctx: Ctx): Reply {
@@ -228,6 +260,7 @@ export const geminiVeoModule: ProtocolModule = {
   upstream: true,
   error: googleError,
   authenticate,
+  recoverJob: recoverOperation,
   routes: [
     { name: 'veo.predict', method: 'POST', path: /^\/v1beta\/models\/([^/:]+):predictLongRunning$/, idempotent: true, handle: predictLongRunning },
     { name: 'veo.operation', method: 'GET', path: /^\/v1beta\/models\/([^/:]+)\/operations\/([^/]+)$/, handle: getOperation },

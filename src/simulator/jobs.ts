@@ -3,6 +3,11 @@
  * its creation time, its duration and its fault markers. Nothing is scheduled per job (no timers),
  * so thousands of jobs in flight cost only their Map entries, and a poll does no writes except the
  * fault read counters of jobs that asked for poll/content faults.
+ *
+ * A job's id carries its creation time, duration, outcome and what the protocol answers with
+ * (job-ids.ts), so a job this process did not create (an earlier process's, before a crash) is
+ * recovered from its id alone; what an id cannot hold (the prompt, the request's parameters,
+ * fault counters, the Idempotency-Key) is known only to the process that created the job.
  */
 import type { Markers } from './faults';
 
@@ -14,12 +19,16 @@ export type JobStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
 export interface Job {
   id: string;
   flavor: Flavor;
-  model: string;
-  prompt: string;
+  /** null for a Veo job recovered from its id without its model at hand (see modelHash). */
+  model: string | null;
+  /** null for a job recovered from its id. */
+  prompt: string | null;
   /** ms epoch. */
   createdAt: number;
   durationMs: number;
   outcome: Outcome;
+  /** Veo jobs recovered from their id: the 16-bit hash of the model the id carries. */
+  modelHash?: number;
   idempotencyKey: string | null;
   remixedFrom: string | null;
   /** OpenAI: the `seconds` field. Veo: durationSeconds as a string, or null when not given. */
@@ -39,7 +48,8 @@ export interface Job {
 }
 
 export interface NewJob {
-  id: string;
+  /** Makes the id from the job's other fields (job-ids.ts: the id carries its state). */
+  makeId(job: Omit<Job, 'id'>): string;
   flavor: Flavor;
   model: string;
   prompt: string;
@@ -60,8 +70,7 @@ export function newJob(input: NewJob): Job {
   let outcome: Outcome = 'success';
   if (m.filtered) outcome = input.flavor === 'veo' ? 'filtered' : 'fail';
   if (m.fail) outcome = 'fail';
-  return {
-    id: input.id,
+  const job: Omit<Job, 'id'> = {
     flavor: input.flavor,
     model: input.model,
     prompt: input.prompt,
@@ -77,6 +86,23 @@ export function newJob(input: NewJob): Job {
     poll429: m.poll429,
     poll5xx: m.poll5xx,
     content5xx: m.content5xx,
+    pollReads: 0,
+    contentReads: 0,
+  };
+  return { id: input.makeId(job), ...job };
+}
+
+/** A job rebuilt from its id: what the id carries, and nothing the request said beyond it. */
+export function recoveredJob(fields: Pick<Job, 'id' | 'flavor' | 'model' | 'createdAt' | 'durationMs' | 'outcome' | 'seconds' | 'size' | 'sampleCount'> & { modelHash?: number }): Job {
+  return {
+    ...fields,
+    prompt: null,
+    idempotencyKey: null,
+    remixedFrom: null,
+    params: {},
+    poll429: 0,
+    poll5xx: 0,
+    content5xx: 0,
     pollReads: 0,
     contentReads: 0,
   };
@@ -118,27 +144,60 @@ export function progressAt(job: Job, now: number): number {
 
 export interface Character {
   id: string;
-  name: string;
+  /** null for a character recovered from its id. */
+  name: string | null;
   /** ms epoch. */
   createdAt: number;
   selfPortrait?: boolean;
 }
 
-/** All simulator state that /_sim/reset clears, other than counters. */
+/** Rebuilds what an id carries (each protocol module knows its own id shapes), or undefined. */
+export interface Recovery {
+  job(id: string): Job | undefined;
+  character(id: string): Character | undefined;
+}
+
+/**
+ * All simulator state that /_sim/reset clears, other than counters. Lookups fall back to the
+ * ids: a job or character of an earlier process is rebuilt from its id on each read (not
+ * stored, so reads of unknown ids cost no memory), unless it was deleted or reset here.
+ */
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
   private readonly characters = new Map<string, Character>();
+  private readonly deleted = new Set<string>();
+  /** ms epoch of the last /_sim/reset: recovered jobs and characters from before it are gone. */
+  private forgottenBefore = 0;
+
+  constructor(private readonly recovery: Recovery = { job: () => undefined, character: () => undefined }) {}
 
   add(job: Job): void {
     this.jobs.set(job.id, job);
   }
 
+  /**
+   * An id `make` returns that no job or character of this process has. Ids of an earlier
+   * process cannot collide: they carry an earlier creation time.
+   */
+  freshId(make: () => string): string {
+    for (;;) {
+      const id = make();
+      if (!this.jobs.has(id) && !this.characters.has(id)) return id;
+    }
+  }
+
   get(id: string): Job | undefined {
-    return this.jobs.get(id);
+    const job = this.jobs.get(id);
+    if (job || this.deleted.has(id)) return job;
+    const recovered = this.recovery.job(id);
+    return recovered && recovered.createdAt > this.forgottenBefore ? recovered : undefined;
   }
 
   delete(id: string): boolean {
-    return this.jobs.delete(id);
+    const known = this.get(id) !== undefined;
+    this.jobs.delete(id);
+    if (known) this.deleted.add(id);
+    return known;
   }
 
   /** Jobs in creation order (Map preserves insertion order). */
@@ -155,11 +214,16 @@ export class JobStore {
   }
 
   getCharacter(id: string): Character | undefined {
-    return this.characters.get(id);
+    const character = this.characters.get(id);
+    if (character) return character;
+    const recovered = this.recovery.character(id);
+    return recovered && recovered.createdAt > this.forgottenBefore ? recovered : undefined;
   }
 
-  clear(): void {
+  clear(now: number): void {
     this.jobs.clear();
     this.characters.clear();
+    this.deleted.clear();
+    this.forgottenBefore = now;
   }
 }

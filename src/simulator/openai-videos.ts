@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, ErrorDetail, HeaderMap, ProtocolModule, Reply } from './server';
-import { newJob, progressAt, statusAt, terminalAt, isTerminal, type Job } from './jobs';
+import { newJob, progressAt, recoveredJob, statusAt, terminalAt, isTerminal, type Character, type Job } from './jobs';
+import { characterId, openAiVideoId, readCharacterId, readOpenAiVideoId } from './job-ids';
 import { countOutcome, finishCreate, gateContent, gatePoll, gateSubmit, parseMarkers } from './faults';
 import { looksLikeMp4, PROFILE_PNG, SAMPLE_MP4, sniffImage, SPRITESHEET_JPEG, THUMBNAIL_PNG } from './assets';
 
@@ -216,7 +217,14 @@ function submitVideo(ctx: Ctx, text: string, spec: VideoSpec): Reply {
     return ctx.error(400, 'Your request was rejected as a result of our safety system: the prompt may violate the content policy (simulated by [sim:reject]).', { code: 'content_policy_violation' });
   }
   const job = newJob({
-    id: `video_${hex32()}`,
+    makeId: (j) => ctx.sim.jobs.freshId(() => openAiVideoId({
+      createdAt: j.createdAt,
+      durationMs: j.durationMs,
+      outcome: j.outcome,
+      model: tableIndex(MODELS, spec.model),
+      seconds: tableIndex(SECONDS, spec.seconds),
+      size: tableIndex(SIZES, spec.size),
+    })),
     flavor: 'openai',
     model: spec.model,
     prompt: text,
@@ -263,6 +271,27 @@ async function createVideo(ctx: Ctx): Promise<Reply> {
   return submitVideo(ctx, d.prompt, spec);
 }
 
+function tableIndex(table: readonly string[], value: string): number {
+  const i = table.indexOf(value);
+  if (i < 0) throw new Error(`'${value}' is not in the table of the video id`);
+  return i;
+}
+
+/** A video of an earlier simulator process, from its id (job-ids.ts). */
+function recoverVideo(id: string): Job | undefined {
+  const f = readOpenAiVideoId(id);
+  const model = f ? MODELS[f.model] : undefined;
+  const seconds = f ? SECONDS[f.seconds] : undefined;
+  const size = f ? SIZES[f.size] : undefined;
+  if (!f || !model || !seconds || !size) return undefined;
+  return recoveredJob({ id, flavor: 'openai', model, createdAt: f.createdAt, durationMs: f.durationMs, outcome: f.outcome, seconds, size, sampleCount: 1 });
+}
+
+function recoverCharacter(id: string): Character | undefined {
+  const f = readCharacterId(id);
+  return f ? { id, name: null, createdAt: f.createdAt, selfPortrait: f.selfPortrait } : undefined;
+}
+
 function findVideo(ctx: Ctx, id: string): Job | Reply {
   const job = ctx.sim.jobs.get(id);
   if (job && job.flavor === 'openai') return job;
@@ -283,7 +312,7 @@ async function remixVideo(ctx: Ctx): Promise<Reply> {
     return ctx.error(400, `Video '${source.id}' is ${status}; only completed videos can be remixed.`, { param: 'video_id', code: 'invalid_video_state' });
   }
   return submitVideo(ctx, parsed.data.prompt, {
-    model: source.model,
+    model: source.model ?? MODELS[0], // an OpenAI-style job always has its model
     seconds: source.seconds ?? '4',
     size: parsed.data.size ?? source.size,
     remixedFrom: source.id,
@@ -355,7 +384,7 @@ function downloadContent(ctx: Ctx): Reply {
   return { kind: 'bytes', status: 200, body: asset.body, contentType: asset.type, ranges: true };
 }
 
-function characterView(c: { id: string; name: string; createdAt: number; selfPortrait?: boolean }): Record<string, unknown> {
+function characterView(c: Character): Record<string, unknown> {
   // self_portrait is shown only when set, so plain OpenAI-shaped answers stay exact.
   return { id: c.id, name: c.name, created_at: seconds1000(c.createdAt), ...(c.selfPortrait ? { self_portrait: true } : {}) };
 }
@@ -376,7 +405,9 @@ async function createCharacter(ctx: Ctx): Promise<Reply> {
     ctx.sim.stats.fault('reject');
     return ctx.error(400, 'Your request was rejected as a result of our safety system (simulated by [sim:reject]).', { code: 'content_policy_violation' });
   }
-  const character = { id: `char_${hex32()}`, name, createdAt: ctx.now, selfPortrait: parsed.data.self_portrait ?? false };
+  const selfPortrait = parsed.data.self_portrait ?? false;
+  const id = ctx.sim.jobs.freshId(() => characterId({ createdAt: ctx.now, selfPortrait }));
+  const character: Character = { id, name, createdAt: ctx.now, selfPortrait };
   ctx.sim.jobs.addCharacter(character);
   ctx.sim.stats.charactersCreated += 1;
   return finishCreate(ctx, markers, json(200, characterView(character)), gate.dropAfterCreate);
@@ -412,6 +443,8 @@ export const openaiVideosModule: ProtocolModule = {
   upstream: true,
   error: openaiError,
   authenticate,
+  recoverJob: recoverVideo,
+  recoverCharacter,
   responseHeaders: (): HeaderMap => ({ 'x-request-id': `req_${hex32()}` }),
   // Order matters: the characters routes must win over /v1/videos/{id}.
   routes: [

@@ -11,9 +11,9 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { createHmac, randomBytes } from 'node:crypto';
-import { JobStore, statusAt, terminalAt, type Flavor, type Job } from './jobs';
-import { AttemptCounters, randomFault, type RandomFault } from './faults';
+import { createHash, createHmac } from 'node:crypto';
+import { JobStore, statusAt, terminalAt, type Character, type Flavor, type Job } from './jobs';
+import { AttemptCounters, MAX_JOB_MS, randomFault, type RandomFault } from './faults';
 import { openaiVideosModule } from './openai-videos';
 import { geminiVeoModule, veoBlobModule } from './gemini-veo';
 import { anthropicMessagesModule } from './anthropic-messages';
@@ -107,6 +107,10 @@ export interface ProtocolModule {
   authenticate?(ctx: Ctx): Reply | null;
   /** Headers added to every response of this module (e.g. `x-request-id`). */
   responseHeaders?(): HeaderMap;
+  /** Rebuilds a job of an earlier simulator process from its id, when the id is this module's. */
+  recoverJob?(id: string): Job | undefined;
+  /** The same for characters. */
+  recoverCharacter?(id: string): Character | undefined;
 }
 
 export interface Ctx {
@@ -141,7 +145,7 @@ export interface SimState {
   readonly jobs: JobStore;
   readonly attempts: AttemptCounters;
   readonly stats: Stats;
-  /** Short HMAC of `value` with a per-process secret (signed blob URLs). */
+  /** Short HMAC of `value` under a fixed key (signed blob URLs, valid across restarts). */
   sign(value: string): string;
 }
 
@@ -245,7 +249,7 @@ function introspectionModule(idem: IdempotencyStore): ProtocolModule {
       {
         name: 'sim.reset', method: 'POST', path: /^\/_sim\/reset$/,
         handle: (ctx) => {
-          ctx.sim.jobs.clear();
+          ctx.sim.jobs.clear(ctx.now);
           ctx.sim.attempts.reset();
           ctx.sim.stats.reset();
           idem.clear();
@@ -478,6 +482,14 @@ function writeStream(res: ServerResponse, reply: StreamReply, extra: HeaderMap):
     .finally(() => { if (open()) res.end(); });
 }
 
+function firstOf<T>(modules: readonly ProtocolModule[], pick: (m: ProtocolModule) => T | undefined): T | undefined {
+  for (const m of modules) {
+    const found = pick(m);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::') return '[::1]';
@@ -490,21 +502,26 @@ function urlHost(host: string): string {
 
 export async function startSimulator(opts: SimulatorOptions): Promise<RunningSimulator> {
   const options: ResolvedOptions = {
-    jobMs: Math.max(0, opts.jobMs),
+    jobMs: Math.min(MAX_JOB_MS, Math.max(0, opts.jobMs)),
     faultRate: Math.min(1, Math.max(0, opts.faultRate ?? 0)),
     latencyMs: Math.max(0, opts.latencyMs ?? 0),
     apiKey: opts.apiKey,
   };
-  const secret = randomBytes(32);
+  // Fixed, not per process: a blob URL handed out before a restart still works after it.
+  const secret = createHash('sha256').update(`provider-simulator/blob-urls/${opts.apiKey ?? ''}`).digest();
+  const upstream = protocolModules();
   const sim: SimState = {
     options,
-    jobs: new JobStore(),
+    jobs: new JobStore({
+      job: (id) => firstOf(upstream, (m) => m.recoverJob?.(id)),
+      character: (id) => firstOf(upstream, (m) => m.recoverCharacter?.(id)),
+    }),
     attempts: new AttemptCounters(),
     stats: new Stats(),
     sign: (value) => createHmac('sha256', secret).update(value).digest('base64url').slice(0, 32),
   };
   const idem = new IdempotencyStore();
-  const modules = [...protocolModules(), introspectionModule(idem)];
+  const modules = [...upstream, introspectionModule(idem)];
   let selfUrl = '';
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {

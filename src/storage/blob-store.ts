@@ -8,7 +8,10 @@ import { pipeline } from 'node:stream/promises';
  * Gateway storage for finished videos and uploaded inputs: a local directory by default
  * (shared by API and worker through a volume when they run apart). Writes go to a
  * temporary name and are renamed into place, so a reader never sees half a file and a
- * retried download simply replaces it.
+ * retried download simply replaces it. The file is fsynced before the rename and its
+ * directory after it, so a file once published (and the task completed on it) survives a
+ * power loss: without the first, a crash could publish a name with no data behind it;
+ * without the second, the name itself could vanish.
  */
 export class BlobStore {
   constructor(readonly root: string) {
@@ -30,7 +33,8 @@ export class BlobStore {
     const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
     const onProgress = opts.onProgress;
     const file = this.resolve(key);
-    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    const dir = path.resolve(path.dirname(file));
+    const firstCreated = await fs.promises.mkdir(dir, { recursive: true });
     const tmp = `${file}.part-${randomBytes(6).toString('hex')}`;
     let bytes = 0;
     const input = Buffer.isBuffer(source) ? Readable.from([source]) : source;
@@ -45,14 +49,22 @@ export class BlobStore {
             yield chunk;
           }
         },
-        fs.createWriteStream(tmp),
+        fs.createWriteStream(tmp, { flags: 'wx' }),
       );
+      // fsync(2) flushes the file, whichever descriptor wrote it.
+      await syncPath(tmp);
       await fs.promises.rename(tmp, file);
-      return bytes;
     } catch (err) {
       await fs.promises.rm(tmp, { force: true });
       throw err;
     }
+    // The new name, and any directory made for it, in the directories that hold them.
+    await syncPath(dir);
+    if (firstCreated !== undefined) {
+      const top = path.dirname(path.resolve(firstCreated));
+      for (let d = dir; d !== top && path.dirname(d) !== d; d = path.dirname(d)) await syncPath(path.dirname(d));
+    }
+    return bytes;
   }
 
   async remove(key: string): Promise<void> {
@@ -86,6 +98,16 @@ export class BlobStore {
     } finally {
       await handle.close();
     }
+  }
+}
+
+/** fsync(2) of a file or a directory. */
+async function syncPath(p: string): Promise<void> {
+  const handle = await fs.promises.open(p, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 

@@ -5,7 +5,47 @@ import type { Db, Sql } from './db';
  * same transaction, and (kind, ref) is unique, so however often a step is retried a task is
  * charged once and refunded once. Balances change only by `balance = balance + $delta` under
  * the key's row lock, never by read-modify-write, in both stores.
+ *
+ * The charge of a paid task (billed_tasks.state) is a state machine. A task runs only while its
+ * charge is live: its workflow claims the charge before any work (a refunded charge refuses the
+ * task), and a charge refunded while the task ran refuses its completion. Every edge is one
+ * conditional update (`where state in (from)`), so racing movers cannot both win.
+ *
+ *            charge                 claim                 complete
+ *   (none) ---------> charged ----------------> started ------------> completed
+ *                      |  |                        |
+ *                      |  +-- refund-unstarted --+ |  refund
+ *                      |                         v v
+ *                      +--------- refund -----> refunded
+ *
+ * Who moves each edge, and when (CHARGE_EDGES holds the same, and the SQL uses it):
+ * - charge: the API, before it starts the workflow (PaidTasks; 402/429 refuse it).
+ * - claim: the task's workflow, as its first step (claimCharge activity). A charge that is
+ *   not `charged` refuses the task, which fails with no work done.
+ * - complete: the worker's download step, or the workflow's settle step, when the video is
+ *   stored; the reconciler, for a workflow it finds completed. From `charged` too, for workflows
+ *   that began before claims existed. A refunded charge refuses the completion: the task fails.
+ * - refund: the workflow, when its task fails (settle step); the reconciler, for a run that was
+ *   stopped from outside (terminated, timed out, cancelled).
+ * - refund-unstarted: the API, when the start was refused for sure (or the request was refused
+ *   after a charge ahead); the reconciler, for a charge whose workflow does not exist after the
+ *   start window. Only from `charged`: a claimed charge has a workflow.
  */
+export type ChargeState = 'charged' | 'started' | 'completed' | 'refunded';
+export type ChargeEdge = 'claim' | 'complete' | 'refund' | 'refundUnstarted';
+
+export const CHARGE_EDGES: Record<ChargeEdge, { from: readonly ChargeState[]; to: ChargeState }> = {
+  claim: { from: ['charged'], to: 'started' },
+  complete: { from: ['charged', 'started'], to: 'completed' },
+  refund: { from: ['charged', 'started'], to: 'refunded' },
+  refundUnstarted: { from: ['charged'], to: 'refunded' },
+};
+
+/** States in which a task holds one of its key's video slots (tasks in flight). */
+export const LIVE_CHARGE_STATES: readonly ChargeState[] = ['charged', 'started'];
+
+/** What an edge found: it moved the charge, or the state it found instead (or no charge at all). */
+export type EdgeOutcome = 'moved' | ChargeState | 'missing';
 export type LedgerKind = 'grant' | 'charge' | 'refund' | 'usage';
 export type BilledTaskKind = 'video' | 'character';
 
@@ -35,6 +75,9 @@ export interface BalanceView {
   spent: number;
   granted: number;
   tasksInFlight: number;
+  /** Credits text requests in flight hold (not spendable until they end). */
+  held: number;
+  textInFlight: number;
 }
 
 export interface TaskCharge {
@@ -43,6 +86,12 @@ export interface TaskCharge {
   kind: BilledTaskKind;
   model: string;
   amount: number;
+  /**
+   * When the reconciler may first ask whether the task started (seconds from now); by default
+   * once the start window has passed. A charge taken ahead of slow work (a character made
+   * before its task starts) puts it past that work.
+   */
+  firstCheckAfterSeconds?: number;
 }
 
 /** The key's balance does not cover the price. */
@@ -73,6 +122,7 @@ export class UnlimitedKey extends Error {}
 interface KeyBillingRow {
   limited: boolean;
   balance: string | number;
+  held: string | number;
   max_concurrent_tasks: number | null;
 }
 
@@ -111,12 +161,13 @@ export class BillingStore {
     if (charges.some((c) => c.keyId !== keyId)) throw new Error('chargeTasksOfKey: charges of one key only');
     const rows = await this.db.query<{ outcome: 'charged' | 'already' | 'balance' | 'slots'; balance_before: string | number; max_concurrent_tasks: number | null; written: boolean }>(
       `with recursive key as (
-         select id, limited, balance, max_concurrent_tasks, tasks_in_flight from api_keys where id = $1 for update
+         -- What text requests in flight hold is not available to a task.
+         select id, limited, balance - held as balance, max_concurrent_tasks, tasks_in_flight from api_keys where id = $1 for update
        ), input as (
-         select i.task_id, i.kind, i.model, i.amount, i.ord,
+         select i.task_id, i.kind, i.model, i.amount, i.first_check, i.ord,
                 row_number() over (partition by i.task_id order by i.ord) > 1
                   or exists (select 1 from billed_tasks b where b.task_id = i.task_id) as repeated
-         from unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) with ordinality as i(task_id, kind, model, amount, ord)
+         from unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[]) with ordinality as i(task_id, kind, model, amount, first_check, ord)
        ), walk (ord, balance, in_flight, outcome, balance_before) as (
          select 0::bigint, k.balance, k.tasks_in_flight, '', k.balance from key k
          union all
@@ -133,8 +184,9 @@ export class BillingStore {
            when i.kind = 'video' and k.max_concurrent_tasks is not null and w.in_flight >= k.max_concurrent_tasks then 'slots'
            else 'charged' end as outcome) d
        ), task as (
-         insert into billed_tasks (task_id, key_id, kind, model, amount, state)
-         select i.task_id, $1, i.kind, i.model, i.amount, 'running' from input i join walk w using (ord)
+         insert into billed_tasks (task_id, key_id, kind, model, amount, state, next_check_at)
+         select i.task_id, $1, i.kind, i.model, i.amount, 'charged', now() + i.first_check * interval '1 second'
+         from input i join walk w using (ord)
          where w.outcome = 'charged' order by i.ord
          on conflict (task_id) do nothing returning task_id, kind
        ), entry as (
@@ -151,7 +203,7 @@ export class BillingStore {
        select w.outcome, w.balance_before, k.max_concurrent_tasks,
               exists (select 1 from entry e join input i on i.task_id = e.ref where i.ord = w.ord) as written
        from walk w cross join key k where w.ord > 0 order by w.ord`,
-      [keyId, charges.map((c) => c.taskId), charges.map((c) => c.kind), charges.map((c) => c.model), charges.map((c) => c.amount)],
+      [keyId, charges.map((c) => c.taskId), charges.map((c) => c.kind), charges.map((c) => c.model), charges.map((c) => c.amount), charges.map((c) => c.firstCheckAfterSeconds ?? null)],
       'billing_charge_tasks_of_key',
     );
     if (rows.length === 0) throw new UnknownKey(`no key ${keyId}`);
@@ -169,45 +221,66 @@ export class BillingStore {
   }
 
   /**
-   * Refunds a running task's charge, once: the state change running -> refunded is the
-   * guard, so a second call (an activity retried, the reconciler racing the workflow) finds
-   * nothing to do. A completed task is never refunded. One statement, like the charge. True
-   * when this call refunded.
+   * The claim edge: the task's workflow takes its charge before any work. 'moved' lets the
+   * task run; 'started' or 'completed' is a retried claim of a task already running or done
+   * (it may run on); 'refunded' or 'missing' refuses the task.
    */
-  async refundTask(taskId: string, reason: string): Promise<boolean> {
-    const [row] = await this.db.query<{ refunded: boolean }>(
+  async claimTask(taskId: string): Promise<EdgeOutcome> {
+    return this.move(taskId, 'claim', `update billed_tasks set state = 'started' where task_id = $1 and state = any($2::text[]) returning task_id`, []);
+  }
+
+  /**
+   * The refund edges: a live task's charge back to its key, once (the state change is the guard,
+   * so an activity retried or the reconciler racing the workflow finds nothing to do). `refund`
+   * takes a failed or stopped task's charge, `refundUnstarted` only a charge never claimed. A
+   * completed task is never refunded. 'moved' when this call refunded.
+   */
+  async refundTask(taskId: string, reason: string, edge: 'refund' | 'refundUnstarted' = 'refund'): Promise<EdgeOutcome> {
+    return this.move(
+      taskId,
+      edge,
       `with task as (
-         update billed_tasks set state = 'refunded', settled_at = now() where task_id = $1 and state = 'running'
+         update billed_tasks set state = 'refunded', settled_at = now() where task_id = $1 and state = any($2::text[])
          returning key_id, amount, model, kind
        ), entry as (
          insert into ledger_entries (key_id, kind, amount, ref, reason, model)
-         select key_id, 'refund', amount, $1, $2, model from task
+         select key_id, 'refund', amount, $1, $3, model from task
          on conflict (kind, ref) do nothing returning key_id, amount
        ), moved as (
          update api_keys k set balance = k.balance + entry.amount,
                                tasks_in_flight = k.tasks_in_flight - (case when task.kind = 'video' then 1 else 0 end)
          from entry, task where k.id = entry.key_id returning k.id
        )
-       select exists (select 1 from moved) as refunded`,
-      [taskId, reason],
-      'billing_refund_task',
+       select $1 as task_id from moved`,
+      [reason],
     );
-    return row?.refunded === true;
   }
 
-  /** The task finished: its charge stands and its in-flight slot is free. True when this call settled it. */
-  async completeTask(taskId: string): Promise<boolean> {
-    const [row] = await this.db.query<{ settled: boolean }>(
+  /** The complete edge: the task's file is stored, its charge stands and its video slot is free. 'refunded' refuses the completion. */
+  async completeTask(taskId: string): Promise<EdgeOutcome> {
+    return this.move(
+      taskId,
+      'complete',
       `with task as (
-         update billed_tasks set state = 'completed', settled_at = now() where task_id = $1 and state = 'running' returning key_id, kind
+         update billed_tasks set state = 'completed', settled_at = now() where task_id = $1 and state = any($2::text[]) returning task_id, key_id, kind
        ), freed as (
          update api_keys k set tasks_in_flight = k.tasks_in_flight - 1 from task where k.id = task.key_id and task.kind = 'video' returning k.id
        )
-       select exists (select 1 from task) as settled`,
-      [taskId],
-      'billing_complete_task',
+       select task_id from task`,
+      [],
     );
-    return row?.settled === true;
+  }
+
+  /** Where a task's charge stands, or 'missing' when it was never charged. */
+  async chargeState(taskId: string): Promise<ChargeState | 'missing'> {
+    const [row] = await this.db.query<{ state: ChargeState }>('select state from billed_tasks where task_id = $1', [taskId]);
+    return row?.state ?? 'missing';
+  }
+
+  /** One edge: the statement moves the charge from the edge's states, or the state found is read. */
+  private async move(taskId: string, edge: ChargeEdge, sql: string, extra: readonly unknown[]): Promise<EdgeOutcome> {
+    const moved = await this.db.query<{ task_id: string }>(sql, [taskId, CHARGE_EDGES[edge].from, ...extra], `billing_edge_${edge}`);
+    return moved.length > 0 ? 'moved' : this.chargeState(taskId);
   }
 
   /**
@@ -218,10 +291,10 @@ export class BillingStore {
   async chargesDueForCheck(olderThanSeconds: number, limit = 500): Promise<{ taskId: string; keyId: string; kind: BilledTaskKind }[]> {
     const rows = await this.db.query<{ task_id: string; key_id: string; kind: BilledTaskKind }>(
       `select task_id, key_id, kind from billed_tasks
-       where state = 'running' and created_at < now() - ($1::int * interval '1 second')
+       where state = any($3::text[]) and created_at < now() - ($1::int * interval '1 second')
          and (next_check_at is null or next_check_at <= now())
        order by coalesce(next_check_at, created_at) limit $2`,
-      [olderThanSeconds, limit],
+      [olderThanSeconds, limit, LIVE_CHARGE_STATES],
     );
     return rows.map((r) => ({ taskId: r.task_id, keyId: r.key_id, kind: r.kind }));
   }
@@ -231,8 +304,8 @@ export class BillingStore {
     if (taskIds.length === 0) return;
     await this.db.query(
       `update billed_tasks set next_check_at = now() + ($2::int * interval '1 second')
-       where task_id = any($1::text[]) and state = 'running' and next_check_at is null`,
-      [taskIds, seconds],
+       where task_id = any($1::text[]) and state = any($3::text[]) and next_check_at is null`,
+      [taskIds, seconds, LIVE_CHARGE_STATES],
     );
   }
 
@@ -245,47 +318,35 @@ export class BillingStore {
     await this.db.query(
       `update billed_tasks
        set next_check_at = now() + least(greatest(now() - created_at, interval '1 minute'), interval '1 hour')
-       where task_id = any($1::text[]) and state = 'running'`,
-      [taskIds],
+       where task_id = any($1::text[]) and state = any($2::text[])`,
+      [taskIds, LIVE_CHARGE_STATES],
     );
   }
 
   /**
    * Adds (or with a negative delta removes) credits of a limited key. A removal never takes
-   * the balance below zero. The new balance; throws UnknownKey, UnlimitedKey or InsufficientBalance.
+   * the balance below what text requests in flight hold. The new balance; throws UnknownKey,
+   * UnlimitedKey or InsufficientBalance.
    */
   async grant(keyId: string, delta: number, reason: string, ref: string): Promise<number> {
     return this.db.transaction(async (tx) => {
       const key = await lockKey(tx, keyId);
       if (!key.limited) throw new UnlimitedKey(`key ${keyId} is unlimited`);
-      if (num(key.balance) + delta < 0) throw new InsufficientBalance(num(key.balance), -delta);
+      const available = num(key.balance) - num(key.held);
+      if (available + delta < 0) throw new InsufficientBalance(available, -delta);
       return move(tx, keyId, 'grant', delta, ref, reason, null);
     });
   }
 
-  /**
-   * Text usage, inside the transaction that writes its (priced) usage records: one balance
-   * update per key. Usage is billed even past zero (the answer was already given); the next
-   * request is refused instead.
-   */
-  async billUsage(tx: Sql, charges: readonly { keyId: string; amount: number }[]): Promise<void> {
-    const perKey = new Map<string, number>();
-    for (const c of charges) if (c.amount > 0) perKey.set(c.keyId, (perKey.get(c.keyId) ?? 0) + c.amount);
-    // In key order, so two flushes touching the same keys cannot deadlock.
-    for (const [keyId, amount] of [...perKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      await tx.query('update api_keys set balance = balance - $2 where id = $1', [keyId, amount]);
-    }
-  }
-
-  /** The key's balance now (null when unlimited) or null when there is no such key. */
-  async balance(keyId: string): Promise<{ limited: boolean; balance: number } | null> {
-    const [row] = await this.db.query<KeyBillingRow>('select limited, balance, max_concurrent_tasks from api_keys where id = $1', [keyId]);
-    return row ? { limited: row.limited, balance: num(row.balance) } : null;
+  /** The key's balance now and what text requests in flight hold of it, or null when there is no such key. */
+  async balance(keyId: string): Promise<{ limited: boolean; balance: number; held: number } | null> {
+    const [row] = await this.db.query<KeyBillingRow>('select limited, balance, held, max_concurrent_tasks from api_keys where id = $1', [keyId]);
+    return row ? { limited: row.limited, balance: num(row.balance), held: num(row.held) } : null;
   }
 
   async view(keyId: string): Promise<BalanceView | null> {
-    const [row] = await this.db.query<{ limited: boolean; balance: string | number; granted: string | number; spent: string | number; in_flight: number }>(
-      `select k.limited, k.balance,
+    const [row] = await this.db.query<{ limited: boolean; balance: string | number; granted: string | number; spent: string | number; in_flight: number; held: string | number; text_in_flight: number }>(
+      `select k.limited, k.balance, k.held, k.text_in_flight,
               (select coalesce(sum(amount), 0) from ledger_entries where key_id = k.id and kind = 'grant') as granted,
               (select coalesce(-sum(amount), 0) from ledger_entries where key_id = k.id and kind <> 'grant')
                 + (select coalesce(sum(price), 0) from usage_records where key_id = k.id) as spent,
@@ -294,7 +355,14 @@ export class BillingStore {
       [keyId],
     );
     if (!row) return null;
-    return { balance: row.limited ? num(row.balance) : null, spent: num(row.spent), granted: num(row.granted), tasksInFlight: row.in_flight };
+    return {
+      balance: row.limited ? num(row.balance) : null,
+      spent: num(row.spent),
+      granted: num(row.granted),
+      tasksInFlight: row.in_flight,
+      held: num(row.held),
+      textInFlight: row.text_in_flight,
+    };
   }
 
   /** The key's ledger (entries and priced usage), newest first; `offset` pages back. */
@@ -321,7 +389,7 @@ export class BillingStore {
 }
 
 async function lockKey(tx: Sql, keyId: string): Promise<KeyBillingRow> {
-  const [key] = await tx.query<KeyBillingRow>('select limited, balance, max_concurrent_tasks from api_keys where id = $1 for update', [keyId]);
+  const [key] = await tx.query<KeyBillingRow>('select limited, balance, held, max_concurrent_tasks from api_keys where id = $1 for update', [keyId]);
   if (!key) throw new UnknownKey(`no key ${keyId}`);
   return key;
 }

@@ -14,6 +14,8 @@ export interface ApiKey {
   rateLimitRpm: number | null;
   /** Video tasks in flight at once, or null for no limit. */
   maxConcurrentTasks: number | null;
+  /** Text requests in flight at once, or null for the gateway's default (TEXT_MAX_IN_FLIGHT_PER_KEY). */
+  maxTextInFlight: number | null;
 }
 
 /** What an operator sets when issuing a key; absent = unlimited. */
@@ -22,6 +24,7 @@ export interface KeyLimits {
   quota?: number;
   rateLimitRpm?: number | null;
   maxConcurrentTasks?: number | null;
+  maxTextInFlight?: number | null;
 }
 
 export interface IssuedKey extends ApiKey {
@@ -39,15 +42,25 @@ interface KeyRow {
   limited: boolean;
   rate_limit_rpm: number | null;
   max_concurrent_tasks: number | null;
+  max_text_in_flight: number | null;
 }
 
 const KEY_PREFIX = 'sk-';
-/** Revocations and limit changes: every process drops its cached copy of the key. */
+/** Issues, revocations and limit changes: every process drops what it cached about the key (and every miss). */
 const REVOKED_CHANNEL = 'gateway_key_revoked';
-const KEY_COLUMNS = 'id, name, key_hash, key_hint, created_at, revoked_at, limited, rate_limit_rpm, max_concurrent_tasks';
+/** The payload on REVOKED_CHANNEL that announces a new key (its id follows): only misses are forgotten. */
+const ISSUED_PREFIX = 'issued:';
+const KEY_COLUMNS = 'id, name, key_hash, key_hint, created_at, revoked_at, limited, rate_limit_rpm, max_concurrent_tasks, max_text_in_flight';
 /** Bounded so a flood of random keys cannot grow memory; entries also expire. */
 const CACHE_MAX = 10_000;
 const CACHE_TTL_MS = 30_000;
+/**
+ * Secrets that matched no live key, by hash: a client retrying a wrong or revoked key costs no
+ * query per request. Short-lived and bounded like the positive cache; it can only ever say
+ * "no", and it is emptied whenever any key changes (issued, revoked, limits), in every process.
+ */
+const MISS_CACHE_MAX = 10_000;
+const MISS_CACHE_TTL_MS = 30_000;
 
 function hashKey(secret: string): Buffer {
   return createHash('sha256').update(secret, 'utf8').digest();
@@ -67,6 +80,7 @@ function toKey(row: KeyRow): ApiKey {
     limited: row.limited,
     rateLimitRpm: row.rate_limit_rpm,
     maxConcurrentTasks: row.max_concurrent_tasks,
+    maxTextInFlight: row.max_text_in_flight,
   };
 }
 
@@ -78,13 +92,17 @@ function toKey(row: KeyRow): ApiKey {
  */
 export class KeyStore {
   private readonly cache = new Map<string, { key: ApiKey; hash: Buffer; until: number }>();
+  /** Hash (hex) -> until: secrets known to match no live key. */
+  private readonly misses = new Map<string, number>();
+  /** Bumped whenever misses are forgotten: a lookup that began before may not record one. */
+  private missGeneration = 0;
   /** Lookups under way; forget() invalidates them, so a read from before it does not fill the cache. */
   private readonly lookups = new SingleFlight<ApiKey | null>();
 
   constructor(private readonly db: Db) {}
 
   async start(): Promise<void> {
-    await this.db.listen(REVOKED_CHANNEL, (id) => this.forget(id));
+    await this.db.listen(REVOKED_CHANNEL, (payload) => (payload.startsWith(ISSUED_PREFIX) ? this.forgetMisses() : this.forget(payload)));
   }
 
   /** A new key; a quota is granted in the same transaction, so the key never exists without its opening ledger entry. */
@@ -95,9 +113,9 @@ export class KeyStore {
     const quota = limits.quota;
     const row = await this.db.transaction(async (tx) => {
       const [inserted] = await tx.query<KeyRow>(
-        `insert into api_keys (id, name, key_hash, key_hint, limited, balance, rate_limit_rpm, max_concurrent_tasks)
-         values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${KEY_COLUMNS}`,
-        [id, name, hashKey(secret).toString('hex'), hint, quota !== undefined, quota ?? 0, limits.rateLimitRpm ?? null, limits.maxConcurrentTasks ?? null],
+        `insert into api_keys (id, name, key_hash, key_hint, limited, balance, rate_limit_rpm, max_concurrent_tasks, max_text_in_flight)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning ${KEY_COLUMNS}`,
+        [id, name, hashKey(secret).toString('hex'), hint, quota !== undefined, quota ?? 0, limits.rateLimitRpm ?? null, limits.maxConcurrentTasks ?? null, limits.maxTextInFlight ?? null],
       );
       if (quota !== undefined) {
         await tx.query(
@@ -108,6 +126,10 @@ export class KeyStore {
       return inserted;
     });
     if (!row) throw new Error('key insert returned no row');
+    // A miss cached for this very secret (it cannot have been presented before it existed,
+    // short of guessing 256 random bits) must still never refuse it: forget every miss.
+    this.forgetMisses();
+    await this.db.query('select pg_notify($1, $2)', [REVOKED_CHANNEL, ISSUED_PREFIX + id]);
     return { ...toKey(row), key: secret };
   }
 
@@ -118,13 +140,19 @@ export class KeyStore {
   }
 
   /** Changes a live key's rate limits; every process re-reads the key on its next request. */
-  async setLimits(id: string, limits: Pick<KeyLimits, 'rateLimitRpm' | 'maxConcurrentTasks'>): Promise<ApiKey | null> {
+  async setLimits(id: string, limits: Pick<KeyLimits, 'rateLimitRpm' | 'maxConcurrentTasks' | 'maxTextInFlight'>): Promise<ApiKey | null> {
     const [row] = await this.db.query<KeyRow>(
       `update api_keys set
          rate_limit_rpm = case when $2::boolean then $3::integer else rate_limit_rpm end,
-         max_concurrent_tasks = case when $4::boolean then $5::integer else max_concurrent_tasks end
+         max_concurrent_tasks = case when $4::boolean then $5::integer else max_concurrent_tasks end,
+         max_text_in_flight = case when $6::boolean then $7::integer else max_text_in_flight end
        where id = $1 and revoked_at is null returning ${KEY_COLUMNS}`,
-      [id, limits.rateLimitRpm !== undefined, limits.rateLimitRpm ?? null, limits.maxConcurrentTasks !== undefined, limits.maxConcurrentTasks ?? null],
+      [
+        id,
+        limits.rateLimitRpm !== undefined, limits.rateLimitRpm ?? null,
+        limits.maxConcurrentTasks !== undefined, limits.maxConcurrentTasks ?? null,
+        limits.maxTextInFlight !== undefined, limits.maxTextInFlight ?? null,
+      ],
     );
     this.forget(id);
     if (row) await this.db.query('select pg_notify($1, $2)', [REVOKED_CHANNEL, id]);
@@ -160,6 +188,11 @@ export class KeyStore {
     const now = Date.now();
     const cached = this.cache.get(cacheKey);
     if (cached && cached.until > now && timingSafeEqual(cached.hash, hash)) return cached.key;
+    const missUntil = this.misses.get(cacheKey);
+    if (missUntil !== undefined) {
+      if (missUntil > now) return null;
+      this.misses.delete(cacheKey);
+    }
 
     // Under a burst the cache entry expires for every request at once: one lookup serves them all.
     return this.lookups.run(cacheKey, (current) => this.lookup(cacheKey, hash, current));
@@ -167,10 +200,14 @@ export class KeyStore {
 
   private async lookup(cacheKey: string, hash: Buffer, current: () => boolean): Promise<ApiKey | null> {
     const now = Date.now();
+    const missGeneration = this.missGeneration;
     const [row] = await this.db.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where key_hash = $1`, [cacheKey]);
-    if (!row || row.revoked_at !== null) return null;
-    const stored = Buffer.from(row.key_hash, 'hex');
-    if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return null;
+    const stored = row ? Buffer.from(row.key_hash, 'hex') : null;
+    if (!row || row.revoked_at !== null || !stored || stored.length !== hash.length || !timingSafeEqual(stored, hash)) {
+      // A miss read before a key changed may be out of date: only a current one is remembered.
+      if (current() && missGeneration === this.missGeneration) this.rememberMiss(cacheKey, now);
+      return null;
+    }
     const key = toKey(row);
     // A key forgotten (revoked, limits changed) while this read ran may have been read as it was.
     if (!current()) return key;
@@ -179,7 +216,38 @@ export class KeyStore {
     return key;
   }
 
+  /**
+   * True when this process found the secret valid before (its cache entry, even one past its
+   * TTL, has not been dropped by a revocation or limit change). No query: used to let a known
+   * client through while its address is refused lookups for too many failures.
+   */
+  recentlyValid(secret: string): boolean {
+    if (this.cache.size === 0 || !secret.startsWith(KEY_PREFIX) || secret.length > 200) return false;
+    const hash = hashKey(secret);
+    const cached = this.cache.get(hash.toString('hex'));
+    return cached !== undefined && timingSafeEqual(cached.hash, hash);
+  }
+
+  private rememberMiss(cacheKey: string, now: number): void {
+    this.misses.delete(cacheKey);
+    if (this.misses.size >= MISS_CACHE_MAX) {
+      // Insertion order is expiry order (one TTL for all): drop the expired, or else the oldest.
+      for (const [hash, until] of this.misses) {
+        if (until > now && this.misses.size < MISS_CACHE_MAX) break;
+        this.misses.delete(hash);
+      }
+    }
+    this.misses.set(cacheKey, now + MISS_CACHE_TTL_MS);
+  }
+
+  /** Misses read before now may be out of date; lookups under way must not record theirs. */
+  private forgetMisses(): void {
+    this.misses.clear();
+    this.missGeneration += 1;
+  }
+
   private forget(id: string): void {
+    this.forgetMisses();
     for (const [hash, entry] of this.cache) if (entry.key.id === id) this.cache.delete(hash);
     // Reads under way may return the key as it was: later requests must not share them.
     this.lookups.invalidate();

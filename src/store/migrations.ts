@@ -110,6 +110,71 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
     // the reconciler found running, push it out, so healthy tasks cost Temporal no reads.
     sql: 'alter table billed_tasks add column next_check_at timestamptz',
   },
+  {
+    id: 7,
+    name: 'text holds',
+    sql: [
+      // What text requests in flight have reserved: a video charge or another text request may
+      // spend only balance - held. Kept apart from balance, so balance stays the sum of its ledger.
+      'alter table api_keys add column held bigint not null default 0',
+      // Text requests in flight, checked against the key's cap under the row lock the hold takes.
+      'alter table api_keys add column text_in_flight integer not null default 0',
+      // Null: the gateway's default (TEXT_MAX_IN_FLIGHT_PER_KEY).
+      'alter table api_keys add column max_text_in_flight integer',
+      // One row per text request in flight: its worst-case price, and which gateway process holds
+      // it, so the holds of a process that died are found and settled by another.
+      `create table text_holds (
+        id text primary key,
+        key_id text not null references api_keys (id),
+        instance_id text not null,
+        request_id text not null,
+        model text not null,
+        endpoint text not null,
+        streamed boolean not null,
+        amount bigint not null,
+        created_at timestamptz not null default now()
+      )`,
+      'create index text_holds_by_instance on text_holds (instance_id)',
+      // Every API process while it runs: a row whose seen_at stops moving belongs to a dead one.
+      `create table gateway_instances (
+        id text primary key,
+        started_at timestamptz not null default now(),
+        seen_at timestamptz not null default now()
+      )`,
+    ],
+  },
+  {
+    id: 8,
+    name: 'charge lifecycle: charged, started (claimed by its workflow), completed, refunded',
+    sql: [
+      'alter table billed_tasks drop constraint billed_tasks_state_check',
+      // A charge of the old 'running' state may or may not have a workflow: it is 'charged', which
+      // both a workflow of before the claim step and the reconciler know how to settle.
+      "update billed_tasks set state = 'charged' where state = 'running'",
+      "alter table billed_tasks add constraint billed_tasks_state_check check (state in ('charged', 'started', 'completed', 'refunded'))",
+      'drop index billed_tasks_running',
+      "create index billed_tasks_live on billed_tasks (key_id) where state in ('charged', 'started')",
+    ],
+  },
+  {
+    id: 9,
+    name: 'idempotency keys of creates',
+    sql: [
+      // One row per (key, Idempotency-Key) for 24 hours: the request's fingerprint and the ids
+      // its create made (task, character), so a repeat answers the same task and charges once.
+      `create table idempotency_keys (
+        key_id text not null references api_keys (id),
+        idempotency_key text not null,
+        fingerprint text not null,
+        ids jsonb not null,
+        state text not null check (state in ('pending', 'done')),
+        lease_until timestamptz not null,
+        created_at timestamptz not null default now(),
+        primary key (key_id, idempotency_key)
+      )`,
+      'create index idempotency_keys_by_age on idempotency_keys (created_at)',
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

@@ -1,11 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { textUsagePrice, type PriceTable } from '../catalog/prices';
 import type { TextUsage } from '../upstreams/usage';
-import type { BillingStore } from './billing';
-import type { Db } from './db';
+import type { Db, Sql } from './db';
 
-export type UsageOutcome = 'completed' | 'aborted' | 'failed';
+/**
+ * completed; aborted (the client left mid-answer); failed (the stream broke off or carried an
+ * error); orphaned (the process holding the request died: billed at its hold, see TextHolds).
+ */
+export type UsageOutcome = 'completed' | 'aborted' | 'failed' | 'orphaned';
 
 export interface UsageRecord extends TextUsage {
   requestId: string;
@@ -14,7 +16,6 @@ export interface UsageRecord extends TextUsage {
   channel: string;
   endpoint: 'messages' | 'chat';
   streamed: boolean;
-  /** completed; aborted (the client left mid-stream); failed (the stream broke off or carried an error). */
   outcome: UsageOutcome;
 }
 
@@ -43,107 +44,159 @@ export interface UsageRecordView {
   created_at: number;
 }
 
-const COLUMNS = 13;
-/** PostgreSQL takes at most 65535 parameters per statement. */
-const MAX_BATCH = Math.floor(65_535 / COLUMNS);
+/** The end of one text request: its hold, and the usage record to bill (null when no answer was produced). */
+export interface TextSettlement {
+  holdId: string;
+  keyId: string;
+  usage: UsageRecord | null;
+}
 
-/** `retried`: a write of it failed once, so it may have been committed after all. */
-type QueuedUsage = UsageRecord & { id: string; price: number; retried?: boolean };
+interface Pending {
+  settlement: TextSettlement;
+  /** The usage record's id, fixed once so a retried write cannot bill it twice. */
+  id: string;
+  price: number;
+  resolve: () => void;
+}
+
+/** Settlements per statement at most. */
+const MAX_BATCH = 500;
+/** A write that failed is tried again after this long (the store is away: no point hammering it). */
+const RETRY_MS = 1000;
 
 /**
- * Text usage, one row per answered request, keyed by a gateway-made id (never the caller's
- * request id, which a caller could repeat). Rows are written in batches every USAGE_FLUSH_MS
- * so the hot path never waits on the database; close() writes what is left. Each record
- * carries its price and is the usage entry of the key's ledger; the batch's balance updates
- * are in the same transaction, so usage and its charge are never apart.
+ * Text usage, one row per answered request, keyed by an id derived from its hold (never the
+ * caller's request id, which a caller could repeat). Each record carries its price and is the
+ * usage entry of the key's ledger; it is written in the transaction that settles the request's
+ * hold (TextHolds), so usage, its charge and the hold's release are never apart.
+ *
+ * Writes are group commits: a settlement arriving while no write runs is written at once; those
+ * arriving during a write go together as the next one. The route waits for its settlement
+ * before it ends the answer (bounded: see settle), so a kill -9 after an answer cannot lose its
+ * usage; a write that fails is retried until it succeeds, and a process that dies first leaves
+ * its hold to be settled in full by another (TextHolds.settleOrphans).
  */
 export class UsageRecorder {
-  private queue: QueuedUsage[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
-  /** Credits recorded but not yet written, per key: what a balance check must subtract. */
-  private readonly pending = new Map<string, number>();
-  private readonly billedListeners: ((keyId: string, amount: number) => void)[] = [];
+  private queue: Pending[] = [];
+  private writing: Promise<void> | null = null;
 
   constructor(
     private readonly db: Db,
-    private readonly flushMs: number,
     private readonly logger: Logger,
-    private readonly billing: BillingStore,
     private readonly prices: PriceTable,
   ) {}
 
-  record(r: UsageRecord): void {
-    let price = 0;
+  /** The credits a usage record costs; 0 (and said loudly) when its token counts cannot be priced. */
+  priceOf(r: UsageRecord): number {
     try {
-      price = textUsagePrice(this.prices, r.model, r);
+      return textUsagePrice(this.prices, r.model, r);
     } catch (err) {
       // Token counts the mapping let through malformed: recorded as reported, left unpriced and said loudly.
       this.logger.error({ err: (err as Error).message, model: r.model, requestId: r.requestId }, 'text usage could not be priced');
+      return 0;
     }
-    this.queue.push({ ...r, id: `use_${randomUUID().replace(/-/g, '')}`, price });
-    if (price > 0) this.pending.set(r.keyId, (this.pending.get(r.keyId) ?? 0) + price);
-    this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
   }
 
-  /** Called with each key's usage once it is written (so a cached balance can follow). */
-  onBilled(listener: (keyId: string, amount: number) => void): void {
-    this.billedListeners.push(listener);
+  /**
+   * Settles a request's hold, billing its usage; resolves once that is committed. A write that
+   * fails is retried in the background for as long as the process runs, so a caller that must
+   * not wait long races this against its own deadline.
+   */
+  settle(settlement: TextSettlement): Promise<void> {
+    return new Promise((resolve) => {
+      const usage = settlement.usage;
+      this.queue.push({ settlement, id: `use_${settlement.holdId.replace(/^hold_/, '')}`, price: usage ? this.priceOf(usage) : 0, resolve });
+      this.writing ??= this.drain();
+    });
   }
 
-  /** Credits of this key's usage recorded in this process and not yet in the ledger. */
-  pendingFor(keyId: string): number {
-    return this.pending.get(keyId) ?? 0;
+  /** Resolves once everything settled so far is written (the admin views read after it). */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
   }
 
-  /** Writes everything queued so far; resolves once it is in the database. */
-  flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const batch = this.queue;
-    this.queue = [];
-    this.flushing = this.flushing.then(() => this.write(batch));
-    return this.flushing;
-  }
-
-  private async write(batch: QueuedUsage[]): Promise<void> {
-    for (let i = 0; i < batch.length; i += MAX_BATCH) {
-      const rows = batch.slice(i, i + MAX_BATCH);
-      const params: unknown[] = [];
-      const tuples = rows.map((r) => {
-        params.push(r.id, r.requestId, r.keyId, r.model, r.channel, r.endpoint, r.streamed, r.outcome, r.inputTokens, r.outputTokens, r.cacheCreationTokens, r.cacheReadTokens, r.price);
-        const base = params.length - COLUMNS;
-        return `(${Array.from({ length: COLUMNS }, (_, k) => `$${base + k + 1}`).join(',')})`;
-      });
-      try {
-        await this.db.transaction(async (tx) => {
-          // A record already written (a batch retried after an ambiguous commit) is not billed
-          // twice: a retried batch bills only the rows this insert wrote. A first attempt
-          // cannot conflict (fresh ids) and skips reading rows back, on the hottest write path.
-          const insert = `insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price)
-             values ${tuples.join(',')} on conflict (id) do nothing`;
-          if (rows.some((r) => r.retried)) {
-            const written = await tx.query<{ key_id: string; price: string | number }>(`${insert} returning key_id, price`, params);
-            await this.billing.billUsage(tx, written.map((r) => ({ keyId: r.key_id, amount: Number(r.price) })));
-          } else {
-            await tx.query(insert, params);
-            await this.billing.billUsage(tx, rows.map((r) => ({ keyId: r.keyId, amount: r.price })));
-          }
-        });
-        for (const r of rows) {
-          if (r.price === 0) continue;
-          const left = (this.pending.get(r.keyId) ?? 0) - r.price;
-          if (left > 0) this.pending.set(r.keyId, left);
-          else this.pending.delete(r.keyId);
-          for (const listener of this.billedListeners) listener(r.keyId, r.price);
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        // One turn of the event loop first, so settlements arriving meanwhile join the batch
+        // (the embedded store runs a statement synchronously: nothing arrives during one).
+        await new Promise((resolve) => setImmediate(resolve));
+        const batch = this.queue.splice(0, MAX_BATCH);
+        try {
+          await this.write(batch);
+          for (const p of batch) p.resolve();
+        } catch (err) {
+          this.logger.error({ err: (err as Error).message, settlements: batch.length }, 'text usage write failed; will retry');
+          this.queue.unshift(...batch);
+          await new Promise((r) => setTimeout(r, RETRY_MS));
         }
-      } catch (err) {
-        // Put them back for the next flush rather than lose them.
-        this.logger.error({ err: (err as Error).message, rows: rows.length }, 'usage write failed; will retry');
-        this.queue.unshift(...rows.map((r) => ({ ...r, retried: true })));
-        this.timer ??= setTimeout(() => void this.flush(), Math.max(this.flushMs, 1000));
       }
+    } finally {
+      this.writing = null;
     }
+  }
+
+  /**
+   * One transaction: the holds are deleted (a hold already gone was settled before, by a write
+   * whose commit was not acknowledged or by the orphan sweep, and is not billed again), the
+   * usage records of the deleted ones are written, and each key's held, text in flight and
+   * balance move once.
+   */
+  private async write(batch: readonly Pending[]): Promise<void> {
+    const keys = [...new Set(batch.map((p) => p.settlement.keyId))].sort();
+    const col = <T>(f: (p: Pending, u: UsageRecord | null) => T): T[] => batch.map((p) => f(p, p.settlement.usage));
+    const settle = (sql: Sql) =>
+      sql.query(
+        `with input as (
+           select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[],
+                                $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::boolean[])
+             as i(hold_id, id, request_id, key_id, model, channel, endpoint, streamed, outcome,
+                  input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price, billed)
+         ), released as (
+           delete from text_holds h using input i where h.id = i.hold_id returning h.id, h.key_id, h.amount
+         ), recorded as (
+           insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome,
+                                      input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price)
+           select i.id, i.request_id, i.key_id, i.model, i.channel, i.endpoint, i.streamed, i.outcome,
+                  i.input_tokens, i.output_tokens, i.cache_creation_tokens, i.cache_read_tokens, i.price
+           from input i join released r on r.id = i.hold_id where i.billed
+           on conflict (id) do nothing returning id
+         ), per_key as (
+           select r.key_id, sum(r.amount) as held, count(*) as n, coalesce(sum(i.price) filter (where i.billed), 0) as price
+           from released r join input i on i.hold_id = r.id group by r.key_id
+         )
+         update api_keys k set held = k.held - p.held, text_in_flight = k.text_in_flight - p.n, balance = k.balance - p.price
+         from per_key p where k.id = p.key_id`,
+        [
+          col((p) => p.settlement.holdId),
+          col((p) => p.id),
+          col((_p, u) => u?.requestId ?? ''),
+          col((p) => p.settlement.keyId),
+          col((_p, u) => u?.model ?? ''),
+          col((_p, u) => u?.channel ?? ''),
+          col((_p, u) => u?.endpoint ?? ''),
+          col((_p, u) => u?.streamed ?? false),
+          col((_p, u) => u?.outcome ?? ''),
+          col((_p, u) => u?.inputTokens ?? 0),
+          col((_p, u) => u?.outputTokens ?? 0),
+          col((_p, u) => u?.cacheCreationTokens ?? 0),
+          col((_p, u) => u?.cacheReadTokens ?? 0),
+          col((p) => p.price),
+          col((_p, u) => u !== null),
+        ],
+        'text_settle_batch',
+      );
+    // One statement is one transaction. The embedded store has one connection, so nothing can
+    // interleave; on PostgreSQL the keys are locked first, in id order, as every multi-key writer
+    // locks them, so two replicas' batches cannot deadlock.
+    if (this.db.kind === 'embedded') {
+      await settle(this.db);
+      return;
+    }
+    await this.db.transaction(async (tx) => {
+      await tx.query('select id from api_keys where id = any($1::text[]) order by id for update', [keys]);
+      await settle(tx);
+    });
   }
 
   async totals(keyId: string): Promise<UsageTotals[]> {
@@ -182,7 +235,10 @@ export class UsageRecorder {
     }));
   }
 
-  async close(): Promise<void> {
-    await this.flush();
+  /** Writes what is settled so far, waiting at most `timeoutMs` for a store that is away. */
+  async close(timeoutMs = 10_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.flush(), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer);
   }
 }

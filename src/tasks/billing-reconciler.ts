@@ -61,7 +61,7 @@ export function startBillingReconciler(
     }
     let settled = 0;
     for (const taskId of ids) {
-      if (await billing.refundTask(taskId, STOPPED_REASON)) {
+      if ((await billing.refundTask(taskId, STOPPED_REASON)) === 'moved') {
         settled++;
         logger.info({ taskId }, 'billing reconciler refunded a stopped task');
       }
@@ -82,12 +82,14 @@ export function startBillingReconciler(
         break; // Temporal unreachable: try again next round.
       }
       if (outcome === 'running') stillRunning.push(task.taskId);
-      const done =
-        outcome === 'missing' ? await billing.refundTask(task.taskId, 'the task never started')
+      // A workflow that does not exist may still be started by a start that was in flight: only
+      // a charge never claimed is refunded for it, and a later start is then refused at its claim.
+      const moved =
+        outcome === 'missing' ? await billing.refundTask(task.taskId, 'the task never started', 'refundUnstarted')
         : outcome === 'failed' ? await billing.refundTask(task.taskId, STOPPED_REASON)
         : outcome === 'completed' ? await billing.completeTask(task.taskId)
-        : false;
-      if (done) {
+        : null;
+      if (moved === 'moved') {
         settled++;
         logger.info({ taskId: task.taskId, outcome }, 'billing reconciler settled a charge');
       }

@@ -3,13 +3,14 @@
  * from the closed workflow's result (its close event only, no replay) and cached, since a
  * finished character never changes. Ownership is the memo's owner.
  */
-import { WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { GatewayError, InvalidRequestError, ServiceUnavailableError } from '../api/errors';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import type { CharacterInput } from '../workflows/character';
 import { FAILURE_TYPES } from '../workflows/video-task-types';
 import type { CharacterState } from './task';
+import { startFailure } from './task-service';
 
 const CACHE_MAX = 20_000;
 
@@ -41,7 +42,9 @@ export class CharacterService {
         }),
       );
     } catch (err) {
-      throw new ServiceUnavailableError(`The task service is unavailable (${(err as Error).message.split('\n')[0]}). Retry in a few seconds.`, 'temporal_unavailable');
+      // Started before, by a create this one repeats (Idempotency-Key): wait for that one.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) handle = this.client.workflow.getHandle(input.characterId);
+      else throw startFailure(err, `The task service is unavailable (${(err as Error).message.split('\n')[0]}). Retry in a few seconds.`);
     }
     try {
       const character = await connection.withDeadline(Date.now() + this.opts.createTimeoutMs, () => handle.result() as Promise<CharacterState>);
@@ -82,6 +85,9 @@ function characterError(err: unknown, id: string): GatewayError {
     while (cause instanceof Error && !(cause instanceof ApplicationFailure) && cause.cause) cause = cause.cause;
     if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.inputRejected) {
       return new InvalidRequestError(`The character could not be made: ${cause.message}`, 'url', 'invalid_character_source');
+    }
+    if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.chargeNotLive) {
+      return new GatewayError(409, 'invalid_request_error', `The character was not made: its charge was refunded before it could start. Create it again.`, null, 'charge_refunded');
     }
     const message = cause instanceof Error ? cause.message : 'the provider could not make it';
     return new GatewayError(502, 'upstream_error', `The provider could not make the character: ${message}`, null, 'upstream_failed');

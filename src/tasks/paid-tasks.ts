@@ -16,7 +16,7 @@ import { ChargeQueue } from '../store/charge-queue';
 import type { CharacterInput } from '../workflows/character';
 import type { CharacterService } from './character-service';
 import type { StartConfirmations } from './start-confirmations';
-import type { TaskService } from './task-service';
+import { startUnanswered, type TaskService } from './task-service';
 import type { CharacterState, TaskRequest, TaskState } from './task';
 
 /** What a video task's price depends on, and whose task it is. */
@@ -36,6 +36,12 @@ export class PaidTasks {
     private readonly prices: PriceTable,
     private readonly starts: StartConfirmations,
     private readonly logger: Logger,
+    /**
+     * How long a charge taken ahead may wait for its task's start (the character made first,
+     * and the start after it): the reconciler does not ask about it before then, so a slow
+     * character is not taken for a start that was lost.
+     */
+    private readonly aheadWindowSeconds = 300,
   ) {
     this.charges = new ChargeQueue(billing);
   }
@@ -43,12 +49,17 @@ export class PaidTasks {
   /** Charges and starts a video (or remix) task. */
   async start(request: TaskRequest): Promise<TaskState> {
     // A task charged ahead (chargeAhead) is not charged again: the charge is idempotent by task id.
-    await this.chargeAhead(request);
+    await this.chargeVideo(request);
     try {
       const state = await this.tasks.start(request);
       this.starts.started(request.taskId);
       return state;
     } catch (err) {
+      // Started before, by the create this one repeats (Idempotency-Key): that is the task.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        const existing = await this.tasks.get(request.taskId, request.ownerId);
+        if (existing) return existing;
+      }
       await this.refundIfNeverStarted(request.taskId, err);
       throw err;
     }
@@ -61,6 +72,11 @@ export class PaidTasks {
    * when the request is refused before the task starts.
    */
   async chargeAhead(task: VideoTaskCharge): Promise<void> {
+    await this.chargeVideo(task, this.aheadWindowSeconds);
+  }
+
+  /** The task's charge; the reconciler first asks about its start after `firstCheckAfterSeconds` (default: the start window). */
+  private async chargeVideo(task: VideoTaskCharge, firstCheckAfterSeconds?: number): Promise<void> {
     const amount = videoTaskPrice(this.prices, {
       model: task.model,
       seconds: task.seconds,
@@ -68,12 +84,12 @@ export class PaidTasks {
       enableUpsample: task.enableUpsample,
       remix: task.remixOf !== undefined,
     });
-    await this.charge({ keyId: task.ownerId, taskId: task.taskId, kind: 'video', model: task.model, amount });
+    await this.charge({ keyId: task.ownerId, taskId: task.taskId, kind: 'video', model: task.model, amount, firstCheckAfterSeconds });
   }
 
   /** Refunds a charge taken with chargeAhead for a task that will not be started. */
   async release(taskId: string): Promise<void> {
-    await this.billing.refundTask(taskId, 'the request was refused before its task started');
+    await this.billing.refundTask(taskId, 'the request was refused before its task started', 'refundUnstarted');
   }
 
   /** Charges for a character and makes it (the workflow refunds it if it cannot be made). */
@@ -114,14 +130,19 @@ export class PaidTasks {
   private async refundIfNeverStarted(taskId: string, startError: unknown): Promise<void> {
     // Already started means the task exists (a repeated id): its charge belongs to it.
     if (startError instanceof WorkflowExecutionAlreadyStartedError) return;
-    let outcome: Awaited<ReturnType<TaskService['outcome']>> | 'unknown';
-    try {
-      outcome = await this.tasks.outcome(taskId);
-    } catch {
-      outcome = 'unknown';
+    let outcome: Awaited<ReturnType<TaskService['outcome']>> | 'unknown' = 'unknown';
+    // Temporal did not answer the start: asking it again would only make the client wait as long
+    // once more for its 503. The reconciler settles the charge once Temporal can say.
+    if (!startUnanswered(startError)) {
+      try {
+        outcome = await this.tasks.outcome(taskId);
+      } catch {
+        outcome = 'unknown';
+      }
     }
     if (outcome === 'missing') {
-      await this.billing.refundTask(taskId, 'the task could not be started');
+      // Only a charge never claimed: if the start lands after all, its claim refuses the task.
+      await this.billing.refundTask(taskId, 'the task could not be started', 'refundUnstarted');
       this.logger.info({ taskId }, 'start refused; charge refunded');
     } else if (outcome === 'unknown') {
       this.logger.warn({ taskId }, 'start failed and Temporal cannot say whether the task exists; the billing reconciler settles its charge');

@@ -12,6 +12,7 @@
  */
 import {
   Client,
+  isGrpcServiceError,
   QueryRejectedError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdReusePolicy,
@@ -71,7 +72,7 @@ export class TaskService {
       );
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
-      throw unavailable(err);
+      throw startFailure(err, unavailable(err).message);
     }
     return state;
   }
@@ -172,4 +173,29 @@ function unavailable(err: unknown): ServiceUnavailableError {
     `The task service is unavailable (Temporal did not answer: ${detail}). Retry in a few seconds.`,
     'temporal_unavailable',
   );
+}
+
+/**
+ * Whether Temporal itself answered the failed call (a refusal), rather than not answering at all
+ * (unreachable, past the deadline): only an answer says the workflow does not exist.
+ */
+export function temporalAnswered(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (isGrpcServiceError(e)) return !NO_ANSWER_CODES.includes(e.code);
+  }
+  return false;
+}
+
+/** gRPC status codes of a call that got no answer: CANCELLED, UNKNOWN, DEADLINE_EXCEEDED, UNAVAILABLE. */
+const NO_ANSWER_CODES: readonly number[] = [1, 2, 4, 14];
+
+/** The 503 of a start; marked when Temporal never answered it (see startUnanswered). */
+export function startFailure(err: unknown, message: string): ServiceUnavailableError {
+  const failure = new ServiceUnavailableError(message, 'temporal_unavailable');
+  return temporalAnswered(err) ? failure : Object.assign(failure, { unanswered: true });
+}
+
+/** A start that Temporal never answered: whether its workflow exists is unknown. */
+export function startUnanswered(err: unknown): boolean {
+  return err instanceof ServiceUnavailableError && (err as ServiceUnavailableError & { unanswered?: boolean }).unanswered === true;
 }

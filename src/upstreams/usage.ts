@@ -25,6 +25,39 @@ export interface StreamTap {
   readonly ended: boolean;
   /** The stream carried an error event. */
   readonly errored: boolean;
+  /**
+   * UTF-8 bytes of the generated text relayed so far (text, thinking, tool arguments): what a
+   * stream that ends without usage is billed by (catalog/text-ceiling.ts estimateUsage).
+   */
+  readonly relayedOutputBytes: number;
   /** What to write to the client when the upstream stream breaks off without a proper end. */
   breakOff(message: string): string;
+}
+
+/**
+ * UTF-8 bytes of the JSON string values of `fields` in one JSON text, as written (escapes
+ * count as their characters): a cheap count of generated text without parsing every event.
+ */
+export function stringFieldBytes(json: string, fields: readonly string[]): number {
+  let bytes = 0;
+  for (const field of fields) {
+    for (const opener of [`"${field}":"`, `"${field}": "`]) {
+      let at = json.indexOf(opener);
+      while (at >= 0) {
+        const start = at + opener.length;
+        let end = json.indexOf('"', start);
+        // A quote preceded by an odd number of backslashes is escaped: part of the value.
+        while (end > 0) {
+          let slashes = 0;
+          for (let i = end - 1; i >= start && json.charCodeAt(i) === 92; i--) slashes++;
+          if (slashes % 2 === 0) break;
+          end = json.indexOf('"', end + 1);
+        }
+        if (end < 0) break;
+        bytes += Buffer.byteLength(json.slice(start, end));
+        at = json.indexOf(opener, end + 1);
+      }
+    }
+  }
+  return bytes;
 }

@@ -4,10 +4,10 @@
  * plan channel -> create the character upstream (clip from a URL or a finished task) ->
  * store its profile picture -> the character.
  */
-import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { SA_STATUS } from '../temporal/search-attributes';
 import type { CharacterSource, CharacterState } from '../tasks/task';
-import { planChannel, settleTask, upstreamActivities } from './video-task';
+import { CHARGE_CLAIM_PATCH, claimCharge, planChannel, settleTask, upstreamActivities } from './video-task';
 
 export interface CharacterInput {
   characterId: string;
@@ -23,9 +23,11 @@ export async function characterWorkflow(input: CharacterInput): Promise<Characte
   const characterId = workflowInfo().workflowId;
   let made;
   try {
+    // Refused when its charge was refunded before the workflow ran (store/billing.ts).
+    if (patched(CHARGE_CLAIM_PATCH)) await claimCharge({ taskId: characterId });
     const plan = await planChannel({ model: input.model });
     const { createCharacter, storeProfilePicture } = upstreamActivities(plan);
-    const upstream = await createCharacter({ taskId: characterId, channel: plan.channel, source: input.source, name: input.username });
+    const upstream = await createCharacter({ taskId: characterId, ownerId: input.ownerId, channel: plan.channel, source: input.source, name: input.username });
     const profileKey = await storeProfilePicture({ characterId: input.characterId, channel: plan.channel, upstreamId: upstream.id });
     made = { plan, upstream, profileKey };
   } catch (err) {

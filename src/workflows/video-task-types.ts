@@ -31,6 +31,8 @@ export const FAILURE_TYPES = {
   upstreamRejected: 'UpstreamRejected',
   inputRejected: 'InputRejected',
   noChannel: 'NoChannel',
+  /** The task's charge is not live (refunded, or none): it may not run or complete. */
+  chargeNotLive: 'ChargeNotLive',
 } as const;
 
 export type { TaskError };

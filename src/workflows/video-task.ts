@@ -10,6 +10,7 @@ import {
   ApplicationFailure,
   continueAsNew,
   defineQuery,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -40,10 +41,16 @@ export const { planChannel } = proxyLocalActivities<VideoActivities>({
  * short, idempotent database transaction, run inside the workflow task instead of costing the
  * server an activity task of its own per paid task.
  */
-export const { settleTask } = proxyLocalActivities<BillingActivities>({
+export const { settleTask, claimCharge } = proxyLocalActivities<BillingActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
+
+/**
+ * Workflows started from this version on claim their charge before any work (store/billing.ts:
+ * a task runs only while its charge is live). Runs begun earlier replay without the claim.
+ */
+export const CHARGE_CLAIM_PATCH = 'charge-claimed-before-work';
 
 /**
  * Activity stubs with explicit timeouts; the backoff of upstream retries comes from the
@@ -108,6 +115,8 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
     if (input.resume) {
       ({ plan, jobId, submittedAt } = input.resume);
     } else {
+      // Refused (the task fails, nothing is submitted) when its charge was refunded before it started.
+      if (patched(CHARGE_CLAIM_PATCH)) await claimCharge({ taskId: request.taskId });
       // A remix, or a cast of existing characters, must run where its source lives.
       plan = await planChannel({ model: request.model, channel: request.remixOf?.channel ?? request.cast?.channel });
       const { enhancePrompt, createCharacter, submitVideo, submitRemix } = upstreamActivities(plan);
@@ -118,7 +127,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       }
       const characterIds: string[] = [];
       if (request.character) {
-        const character = await createCharacter({ taskId: request.taskId, channel: plan.channel, source: request.character });
+        const character = await createCharacter({ taskId: request.taskId, ownerId: request.ownerId, channel: plan.channel, source: request.character });
         characterIds.push(character.id);
       }
       jobId = request.remixOf ? await submitRemix({ request, plan, prompt }) : await submitVideo({ request, plan, prompt, characterIds });
@@ -173,6 +182,7 @@ function taskErrorOf(err: unknown): TaskError | null {
       cause.type === FAILURE_TYPES.upstreamRejected ? 'upstream_rejected'
       : cause.type === FAILURE_TYPES.inputRejected ? 'invalid_input'
       : cause.type === FAILURE_TYPES.noChannel ? 'no_channel'
+      : cause.type === FAILURE_TYPES.chargeNotLive ? 'charge_refunded'
       : cause.type === 'TaskTimeout' ? 'timeout'
       : 'upstream_unavailable';
     return { code, message: cause.message };

@@ -2,7 +2,7 @@
  * Text channels with failover (CHANNELS_FILE): a failed attempt moves to the next channel
  * only while nothing has reached the client; a channel that keeps failing rests; when every
  * channel fails the client gets the last upstream error (or a 502 in its protocol's shape);
- * a client that leaves aborts the upstream (usage outcome aborted); a silent stream is ended
+ * a client that leaves a stream aborts the upstream (usage outcome aborted); a silent stream is ended
  * with an error event after TEXT_STREAM_IDLE_MS.
  */
 import fs from 'node:fs';
@@ -344,19 +344,24 @@ describe('(f) a client that leaves mid-stream', () => {
     expect(next.choices[0]!.message.content).toBe('Echo: chat still serving');
   });
 
-  test('a client that leaves before the upstream answers costs the channel nothing', async () => {
+  test('a non-streamed request whose client leaves early runs on to its answer: the channel serves it and it is billed', async () => {
     const controller = new AbortController();
+    const requestId = `req-early-leave-${nonce()}`;
     const { result, change } = await measured(async () => {
-      const pending = rawPost('messages', { model: SONNET, max_tokens: 64, messages: user(`slow answer ${nonce()} [sim:slow=3000]`) }, { signal: controller.signal });
+      const pending = rawPost('messages', { model: SONNET, max_tokens: 64, messages: user(`slow answer ${nonce()} [sim:slow=1500]`) }, { requestId, signal: controller.signal });
       setTimeout(() => controller.abort(), 300);
       const started = Date.now();
       const err = await pending.then(() => null, (e: unknown) => e);
-      return { err, waited: Date.now() - started };
+      const waited = Date.now() - started;
+      // The answer still comes, after the client left.
+      const row = await usageRowFor(gw.url, keyId, requestId);
+      return { err, waited, row };
     });
     expect((result.err as Error).name).toBe('AbortError');
-    expect(result.waited).toBeLessThan(2000);
-    expect(change).toEqual({});
-    expect((await measured(() => sonnet('after an early leave'))).change).toEqual({ primary: { served: 1, failed: 0 } });
+    expect(result.waited).toBeLessThan(1000);
+    expect(result.row).toMatchObject({ outcome: 'aborted', streamed: false, channel: 'primary' });
+    expect(result.row.output_tokens).toBeGreaterThan(0);
+    expect(change).toEqual({ primary: { served: 1, failed: 0 } });
   });
 });
 

@@ -124,7 +124,7 @@ describe('keys', () => {
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const issued = await call<{ id: string; name: string; key: string; created_at: number }>(`${gw.url}/admin/keys`, { json: { name: 'short-lived' }, headers: admin });
     expect(issued.status).toBe(201);
-    expect(Object.keys(issued.body).sort()).toEqual(['balance', 'created_at', 'id', 'key', 'max_concurrent_tasks', 'name', 'rate_limit_rpm']);
+    expect(Object.keys(issued.body).sort()).toEqual(['balance', 'created_at', 'id', 'key', 'max_concurrent_tasks', 'max_text_in_flight', 'name', 'rate_limit_rpm']);
     expect(issued.body).toMatchObject({ balance: null, rate_limit_rpm: null, max_concurrent_tasks: null }); // unlimited unless given
     expect(issued.body.key).toMatch(/^sk-[A-Za-z0-9_-]{43,}$/);
     expect((await query(`Bearer ${issued.body.key}`)).status).toBe(404); // authenticated; id unknown

@@ -54,7 +54,7 @@ describe('predictLongRunning', () => {
     expect(res.status).toBe(200);
     const created = (await res.json()) as Operation;
     expect(Object.keys(created)).toEqual(['name']);
-    expect(created.name).toMatch(new RegExp(`^models/${MODEL.replace(/\./g, '\\.')}/operations/[0-9a-f]{16}$`));
+    expect(created.name).toMatch(new RegExp(`^models/${MODEL.replace(/\./g, '\\.')}/operations/[0-9a-z]{31}$`));
 
     const running = await op(created.name);
     expect(running).toEqual({ name: created.name, done: false }); // no invented progress field

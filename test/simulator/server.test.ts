@@ -245,7 +245,7 @@ describe('robustness', () => {
 
 describe('job model (unit)', () => {
   it('derives status and a monotonic ease-out progress from the clock', () => {
-    const job = newJob({ id: 'j', flavor: 'openai', model: 'sora-2', prompt: 'p', now: 1000, defaultJobMs: 1000, markers: parseMarkers(''), idempotencyKey: null, size: '720x1280' });
+    const job = newJob({ makeId: () => 'j', flavor: 'openai', model: 'sora-2', prompt: 'p', now: 1000, defaultJobMs: 1000, markers: parseMarkers(''), idempotencyKey: null, size: '720x1280' });
     expect(statusAt(job, 1000)).toBe('queued');
     expect(progressAt(job, 1050)).toBe(0);
     expect(statusAt(job, 1200)).toBe('in_progress');
@@ -260,10 +260,10 @@ describe('job model (unit)', () => {
     expect(progressAt(job, 1550)).toBeGreaterThan(50);
     expect(statusAt(job, 2000)).toBe('completed');
     expect(progressAt(job, 2000)).toBe(100);
-    const failed = newJob({ id: 'f', flavor: 'veo', model: 'veo-2', prompt: 'p', now: 0, defaultJobMs: 100, markers: parseMarkers('[sim:fail]'), idempotencyKey: null, size: '16:9' });
+    const failed = newJob({ makeId: () => 'f', flavor: 'veo', model: 'veo-2', prompt: 'p', now: 0, defaultJobMs: 100, markers: parseMarkers('[sim:fail]'), idempotencyKey: null, size: '16:9' });
     expect(statusAt(failed, 100)).toBe('failed');
     expect(progressAt(failed, 100)).toBeLessThan(100);
-    const instant = newJob({ id: 'i', flavor: 'veo', model: 'veo-2', prompt: 'p', now: 0, defaultJobMs: 0, markers: parseMarkers(''), idempotencyKey: null, size: '16:9' });
+    const instant = newJob({ makeId: () => 'i', flavor: 'veo', model: 'veo-2', prompt: 'p', now: 0, defaultJobMs: 0, markers: parseMarkers(''), idempotencyKey: null, size: '16:9' });
     expect(statusAt(instant, 0)).toBe('completed');
   });
 });

@@ -35,8 +35,13 @@ export async function ensurePostgres(): Promise<string> {
   throw new Error(`PostgreSQL is not reachable at ${POSTGRES_URL} and could not be started`);
 }
 
-/** Every database the e2e gateways make starts with this, so the run's teardown can find (audit) and drop them. */
-export const TEST_DB_PREFIX = 'gwtest_';
+/**
+ * Every database the e2e gateways make starts with this, so the run's teardown can find (audit)
+ * and drop them. E2E_DB_PREFIX gives a second checkout on the same PostgreSQL (a worktree) a
+ * prefix of its own, so two runs at once do not drop each other's databases; it must not begin
+ * with another run's prefix.
+ */
+export const TEST_DB_PREFIX = /^[a-z][a-z0-9_]{0,20}$/.test(process.env.E2E_DB_PREFIX ?? '') ? process.env.E2E_DB_PREFIX! : 'gwtest_';
 
 /** A fresh PostgreSQL database for one gateway (its keys, balances and ledger); its URL. */
 export async function createTestDatabase(label: string): Promise<string> {
@@ -61,7 +66,7 @@ export async function testDatabases(): Promise<string[]> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    const rows = (await admin.query<{ datname: string }>('select datname from pg_database where datname like $1 order by datname', [`${TEST_DB_PREFIX}%`])).rows;
+    const rows = (await admin.query<{ datname: string }>('select datname from pg_database where left(datname, length($1)) = $1 order by datname', [TEST_DB_PREFIX])).rows;
     return rows.map((r) => {
       const url = new URL(adminUrl);
       url.pathname = `/${r.datname}`;

@@ -35,6 +35,8 @@ export interface Gateway {
   startWorker(): Promise<void>;
   /** A second API process on the same database and settings (another replica); its URL. */
   startApiReplica(env?: Record<string, string>): Promise<string>;
+  /** SIGKILL of the replica at this URL: it dies mid-request, as in a crash. */
+  killApiReplica(url: string): Promise<void>;
   /** SIGKILL: the worker dies mid-step, as in a crash. */
   killWorker(): Promise<void>;
   stop(): Promise<void>;
@@ -71,6 +73,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
   const url = `http://127.0.0.1:${port}`;
   const api = runNode('dist/src/api/server.js', env, `${name}-api`);
   const replicas: Child[] = [];
+  const replicaUrls: string[] = [];
   let worker: Child | null = null;
   let workerRuns = 0;
 
@@ -114,8 +117,12 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
       const replicaPort = await freePort();
       replicas.push(runNode('dist/src/api/server.js', { ...env, ...extra, PORT: String(replicaPort) }, `${name}-api-${replicas.length + 2}`));
       const replicaUrl = `http://127.0.0.1:${replicaPort}`;
+      replicaUrls.push(replicaUrl);
       await apiUp(replicaUrl);
       return replicaUrl;
+    },
+    async killApiReplica(replicaUrl) {
+      await replicas[replicaUrls.indexOf(replicaUrl)]?.kill();
     },
     async killWorker() {
       await worker?.kill();

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { startBillingReconciler } from '../../src/tasks/billing-reconciler';
-import type { BilledTaskKind } from '../../src/store/billing';
+import type { BilledTaskKind, EdgeOutcome } from '../../src/store/billing';
 
 type Outcome = 'missing' | 'running' | 'completed' | 'failed';
 
@@ -16,13 +16,13 @@ function setup(opts: { due?: string[]; outcomes?: Record<string, Outcome>; stopp
     async chargesDueForCheck() {
       return (opts.due ?? []).map((taskId) => ({ taskId, keyId: 'key_1', kind: 'video' as BilledTaskKind }));
     },
-    async refundTask(taskId: string, reason: string) {
-      calls.push(`refund ${taskId}: ${reason}`);
-      return running.delete(taskId);
+    async refundTask(taskId: string, reason: string, edge: 'refund' | 'refundUnstarted' = 'refund'): Promise<EdgeOutcome> {
+      calls.push(`${edge === 'refund' ? 'refund' : 'refund unstarted'} ${taskId}: ${reason}`);
+      return running.delete(taskId) ? 'moved' : 'refunded';
     },
-    async completeTask(taskId: string) {
+    async completeTask(taskId: string): Promise<EdgeOutcome> {
       calls.push(`complete ${taskId}`);
-      return running.delete(taskId);
+      return running.delete(taskId) ? 'moved' : 'completed';
     },
     async checkAgainLater(taskIds: readonly string[]) {
       if (taskIds.length > 0) calls.push(`later ${taskIds.join(',')}`);
@@ -74,7 +74,7 @@ describe('billing reconciler', () => {
     });
     expect(await reconciler.runOnce()).toBe(3);
     expect(calls).toEqual([
-      'refund t_missing: the task never started',
+      'refund unstarted t_missing: the task never started',
       "refund t_failed: the task's workflow ended without finishing",
       'complete t_completed',
       'later t_running',

@@ -11,10 +11,12 @@ import { ChargeQueue } from '../../src/store/charge-queue';
 import type { Db } from '../../src/store/db';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
+import { TextHolds } from '../../src/store/text-holds';
 import { UsageRecorder } from '../../src/store/usage';
 import { BOTH_STORES, type OpenedStore } from '../support/stores';
 
 const PRICE = 1_000_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.each(BOTH_STORES)('%s', (_name, open) => {
   let opened: OpenedStore;
@@ -89,32 +91,42 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     await expect(billing.chargeTasksOfKey([video('key_none', 'x'), video('key_none', 'y')])).rejects.toBeInstanceOf(UnknownKey);
   });
 
-  test('the queue sends a burst of one key as two statements, and a failed statement fails only its own charges', async () => {
+  test('the queue sends a burst of one key as one statement, and a failed statement fails only its own charges', async () => {
     const key = await keys.issue('burst', { quota: 100 * PRICE });
     let statements = 0;
     let failAt = 0; // the number of the statement that fails (none: 0)
+    // Each statement takes 20 ms, so charges can arrive while one runs, on either store.
     const counted: Db = {
       ...opened.db,
       kind: opened.db.kind,
       query: async (text, params) => {
-        if (++statements === failAt) throw new Error('connection reset');
+        const n = ++statements;
+        await sleep(20);
+        if (n === failAt) throw new Error('connection reset');
         return opened.db.query(text, params);
       },
       transaction: (fn) => opened.db.transaction(fn),
     };
     const queue = new ChargeQueue(new BillingStore(counted));
-    // The first goes alone at once; the 49 that arrive while it runs go together.
+    // A burst arriving together goes as one statement.
     const burst = await Promise.all(Array.from({ length: 50 }, (_, i) => queue.charge(video(key.id, `burst-${key.id}-${i}`))));
     expect(burst.every((o) => o === 'charged')).toBe(true);
-    expect(statements).toBe(2);
+    expect(statements).toBe(1);
     expect(await balanceOf(key.id)).toBe(50 * PRICE);
+    /** One charge, then two more once its statement runs: two statements. */
+    const inTwoStatements = async (prefix: string) => {
+      const first = queue.charge(video(key.id, `${prefix}-${key.id}-0`));
+      await sleep(5);
+      const rest = [1, 2].map((i) => queue.charge(video(key.id, `${prefix}-${key.id}-${i}`)));
+      return Promise.allSettled([first, ...rest]);
+    };
     // The lone first charge fails; the two that waited for it go on together.
     failAt = statements + 1;
-    const lone = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => queue.charge(video(key.id, `lone-${key.id}-${i}`))));
+    const lone = await inTwoStatements('lone');
     expect(lone.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
     // The batch fails; the lone first stands.
     failAt = statements + 2;
-    const batch = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => queue.charge(video(key.id, `batch-${key.id}-${i}`))));
+    const batch = await inTwoStatements('batch');
     expect(batch.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
     // Nothing of a failed statement was kept: charged again, each is charged once.
     expect(await queue.charge(video(key.id, `lone-${key.id}-0`))).toBe('charged');
@@ -128,12 +140,12 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(await charge(key.id, `t-${key.id}`)).toBe('already');
     expect(await balanceOf(key.id)).toBe(2 * PRICE);
     const refunds = await Promise.all(Array.from({ length: 10 }, () => billing.refundTask(`t-${key.id}`, 'upstream failed')));
-    expect(refunds.filter(Boolean)).toHaveLength(1);
+    expect(refunds.filter((r) => r === 'moved')).toHaveLength(1);
     expect(await balanceOf(key.id)).toBe(3 * PRICE);
     // A completed task is never refunded.
     await charge(key.id, `done-${key.id}`);
-    expect(await billing.completeTask(`done-${key.id}`)).toBe(true);
-    expect(await billing.refundTask(`done-${key.id}`, 'late')).toBe(false);
+    expect(await billing.completeTask(`done-${key.id}`)).toBe('moved');
+    expect(await billing.refundTask(`done-${key.id}`, 'late')).toBe('completed');
     expect(await balanceOf(key.id)).toBe(2 * PRICE);
     const kinds = (await billing.ledger(key.id, 100)).map((e) => `${e.kind}:${e.amount}`);
     expect(kinds.sort()).toEqual([`charge:${-PRICE}`, `charge:${-PRICE}`, `grant:${3 * PRICE}`, `refund:${PRICE}`].sort());
@@ -165,6 +177,76 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     );
     expect(row?.wait).toBeGreaterThanOrEqual(55);
     expect(row?.wait).toBeLessThanOrEqual(60);
+  });
+
+  describe('the charge lifecycle: every edge from every state (store/billing.ts CHARGE_EDGES)', () => {
+    type Start = 'charged' | 'started' | 'completed' | 'refunded' | 'missing';
+    /** A task of a fresh key brought to `state` by the edges that lead there. */
+    async function taskIn(state: Start): Promise<{ keyId: string; taskId: string }> {
+      const key = await keys.issue(`life-${state}`, { quota: 10 * PRICE });
+      const taskId = `life-${state}-${key.id}`;
+      if (state === 'missing') return { keyId: key.id, taskId };
+      await charge(key.id, taskId);
+      if (state === 'started' || state === 'completed') expect(await billing.claimTask(taskId)).toBe('moved');
+      if (state === 'completed') expect(await billing.completeTask(taskId)).toBe('moved');
+      if (state === 'refunded') expect(await billing.refundTask(taskId, 'failed')).toBe('moved');
+      return { keyId: key.id, taskId };
+    }
+    const edges = {
+      claim: (id: string) => billing.claimTask(id),
+      complete: (id: string) => billing.completeTask(id),
+      refund: (id: string) => billing.refundTask(id, 'failed'),
+      refundUnstarted: (id: string) => billing.refundTask(id, 'never started', 'refundUnstarted'),
+    };
+    // What each edge does from each state: 'moved', or the state it leaves alone (and reports).
+    const table: [keyof typeof edges, Start, string, number][] = [
+      // edge, from, outcome, balance after (of 10 granted, 1 charged)
+      ['claim', 'charged', 'moved', 9],
+      ['claim', 'started', 'started', 9],
+      ['claim', 'completed', 'completed', 9],
+      ['claim', 'refunded', 'refunded', 10],
+      ['claim', 'missing', 'missing', 10],
+      ['complete', 'charged', 'moved', 9],
+      ['complete', 'started', 'moved', 9],
+      ['complete', 'completed', 'completed', 9],
+      ['complete', 'refunded', 'refunded', 10],
+      ['complete', 'missing', 'missing', 10],
+      ['refund', 'charged', 'moved', 10],
+      ['refund', 'started', 'moved', 10],
+      ['refund', 'completed', 'completed', 9],
+      ['refund', 'refunded', 'refunded', 10],
+      ['refund', 'missing', 'missing', 10],
+      ['refundUnstarted', 'charged', 'moved', 10],
+      ['refundUnstarted', 'started', 'started', 9],
+      ['refundUnstarted', 'completed', 'completed', 9],
+      ['refundUnstarted', 'refunded', 'refunded', 10],
+      ['refundUnstarted', 'missing', 'missing', 10],
+    ];
+    test.each(table)('%s from %s: %s', async (edge, from, outcome, balance) => {
+      const { keyId, taskId } = await taskIn(from);
+      expect(await edges[edge](taskId)).toBe(outcome);
+      expect(await balanceOf(keyId)).toBe(balance * PRICE);
+      // Slots: a live charge (charged, started) holds one; the others none.
+      const [row] = await opened.db.query<{ state: string | null }>('select state from billed_tasks where task_id = $1', [taskId]);
+      expect((await billing.view(keyId))?.tasksInFlight).toBe(row && ['charged', 'started'].includes(row.state ?? '') ? 1 : 0);
+    });
+
+    test('racing movers: of a claim and a refund-unstarted, exactly one wins, whichever it is', async () => {
+      for (let i = 0; i < 10; i++) {
+        const { keyId, taskId } = await taskIn('charged');
+        const [claim, refund] = await Promise.all([billing.claimTask(taskId), billing.refundTask(taskId, 'lost start', 'refundUnstarted')]);
+        expect([claim, refund].filter((o) => o === 'moved')).toHaveLength(1);
+        expect(await balanceOf(keyId)).toBe((claim === 'moved' ? 9 : 10) * PRICE);
+      }
+    });
+
+    test('a charge taken ahead is not due for the reconciler before its window', async () => {
+      const key = await keys.issue('ahead', { quota: 10 * PRICE });
+      await billing.chargeTask({ ...video(key.id, `ahead-${key.id}`), firstCheckAfterSeconds: 300 });
+      await billing.chargeTask(video(key.id, `plain-${key.id}`));
+      const due = (await billing.chargesDueForCheck(-60, 10_000)).map((t) => t.taskId).filter((id) => id.endsWith(key.id));
+      expect(due).toEqual([`plain-${key.id}`]);
+    });
   });
 
   test('tasks in flight are limited per key; a settled task frees its slot', async () => {
@@ -200,56 +282,63 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     await expect(billing.grant(unlimited.id, 10, 'x', `g4-${unlimited.id}`)).rejects.toThrow(/unlimited/);
   });
 
-  test('text usage is billed with its records, priced from the reported tokens', async () => {
+  test('text usage is billed with its records when its hold is settled, priced from the reported tokens', async () => {
     const key = await keys.issue('text', { quota: 1_000_000 });
-    const usage = new UsageRecorder(opened.db, 10_000, pino({ level: 'silent' }), billing, DEFAULT_PRICES);
+    const holds = new TextHolds(opened.db, 10, pino({ level: 'silent' }));
+    const usage = new UsageRecorder(opened.db, pino({ level: 'silent' }), DEFAULT_PRICES);
     const record = { keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', channel: 'c', endpoint: 'messages' as const, streamed: true, outcome: 'aborted' as const };
+    const hold = () => holds.hold({ keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', endpoint: 'messages', streamed: true, amount: 10_000 });
+    const [a, b] = await Promise.all([hold(), hold()]);
+    expect(await billing.balance(key.id)).toMatchObject({ balance: 1_000_000, held: 20_000 });
     // 1000 in + 200 out at $3/$15 per MTok = 3000 + 3000 credits; 10 cache reads at $0.30 = 3.
-    usage.record({ ...record, inputTokens: 1000, outputTokens: 200, cacheCreationTokens: 0, cacheReadTokens: 10 });
-    usage.record({ ...record, inputTokens: 1, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 });
-    expect(usage.pendingFor(key.id)).toBe(6003 + 3);
-    await usage.flush();
-    expect(usage.pendingFor(key.id)).toBe(0);
-    expect(await balanceOf(key.id)).toBe(1_000_000 - 6006);
+    await Promise.all([
+      usage.settle({ holdId: a, keyId: key.id, usage: { ...record, inputTokens: 1000, outputTokens: 200, cacheCreationTokens: 0, cacheReadTokens: 10 } }),
+      usage.settle({ holdId: b, keyId: key.id, usage: { ...record, inputTokens: 1, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 } }),
+    ]);
+    expect(await billing.balance(key.id)).toMatchObject({ balance: 1_000_000 - 6006, held: 0 });
     const entries = await billing.ledger(key.id, 10);
-    expect(entries.filter((e) => e.kind === 'usage').map((e) => e.amount).sort((a, b) => a - b)).toEqual([-6003, -3]);
+    expect(entries.filter((e) => e.kind === 'usage').map((e) => e.amount).sort((x, y) => x - y)).toEqual([-6003, -3]);
+    // Settling a hold again (a retried write) bills nothing more.
+    await usage.settle({ holdId: a, keyId: key.id, usage: { ...record, inputTokens: 1000, outputTokens: 200, cacheCreationTokens: 0, cacheReadTokens: 10 } });
+    expect(await balanceOf(key.id)).toBe(1_000_000 - 6006);
     await usage.close();
   });
 
   test.each([
     ['after the commit (the answer was lost)', 'after'],
     ['before the commit', 'before'],
-  ] as const)('a usage batch whose write fails %s is retried and billed exactly once', async (_when, when) => {
+  ] as const)('a settlement whose write fails %s is retried and billed exactly once', async (_when, when) => {
     const key = await keys.issue(`retry-${when}`, { quota: 1_000_000 });
     // The store's transaction fails once, on the side of the commit the test names.
     let failures = 1;
+    // The settle statement runs alone on the embedded store and in a transaction on PostgreSQL:
+    // whichever carries it fails once.
+    const failOnce = async <T>(run: () => Promise<T>): Promise<T> => {
+      if (failures > 0 && when === 'before') {
+        failures--;
+        throw new Error('connection reset before commit');
+      }
+      const result = await run();
+      if (failures > 0) {
+        failures--;
+        throw new Error('connection reset after commit');
+      }
+      return result;
+    };
     const flaky: Db = {
       ...opened.db,
       kind: opened.db.kind,
-      query: (text, params) => opened.db.query(text, params),
-      transaction: async (fn) => {
-        if (failures > 0 && when === 'before') {
-          failures--;
-          throw new Error('connection reset before commit');
-        }
-        const result = await opened.db.transaction(fn);
-        if (failures > 0) {
-          failures--;
-          throw new Error('connection reset after commit');
-        }
-        return result;
-      },
+      query: (text, params) => (text.includes('text_holds h using input') ? failOnce(() => opened.db.query(text, params)) : opened.db.query(text, params)),
+      transaction: (fn) => failOnce(() => opened.db.transaction(fn)),
     };
-    const usage = new UsageRecorder(flaky, 10_000, pino({ level: 'silent' }), billing, DEFAULT_PRICES);
+    const holds = new TextHolds(opened.db, 10, pino({ level: 'silent' }));
+    const usage = new UsageRecorder(flaky, pino({ level: 'silent' }), DEFAULT_PRICES);
+    const holdId = await holds.hold({ keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', endpoint: 'messages', streamed: false, amount: 5000 });
     const record = { keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', channel: 'c', endpoint: 'messages' as const, streamed: false, outcome: 'completed' as const };
-    usage.record({ ...record, inputTokens: 1000, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 });
-    await usage.flush();
+    // Resolves only once a write went through: the failed one is retried after a second.
+    await usage.settle({ holdId, keyId: key.id, usage: { ...record, inputTokens: 1000, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 } });
     expect(failures).toBe(0);
-    // Not known to be written, so still counted against the balance.
-    expect(usage.pendingFor(key.id)).toBe(3000);
-    await usage.flush();
-    expect(usage.pendingFor(key.id)).toBe(0);
-    expect(await balanceOf(key.id)).toBe(1_000_000 - 3000);
+    expect(await billing.balance(key.id)).toMatchObject({ balance: 1_000_000 - 3000, held: 0 });
     expect((await billing.ledger(key.id, 10)).filter((e) => e.kind === 'usage').map((e) => e.amount)).toEqual([-3000]);
     await usage.close();
   });

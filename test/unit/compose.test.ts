@@ -316,7 +316,8 @@ const apiHealthcheckUsesPort: Rule = ({ compose }) => {
   if (!url) problems.push('gateway-api has no HTTP healthcheck');
   else {
     if ((url[1] ?? '80') !== port) problems.push(`healthcheck probes port ${url[1]}, the API listens on ${port}`);
-    if (url[2] !== '/healthz') problems.push(`healthcheck probes ${url[2]}, not /healthz`);
+    // Readiness: /healthz would mark the API unhealthy whenever Temporal is away, though text still works.
+    if (url[2] !== '/readyz') problems.push(`healthcheck probes ${url[2]}, not /readyz`);
   }
   const published = (api?.ports ?? []).map((p) => (typeof p === 'object' ? String(p.target) : String(p).split(':').at(-1)));
   if (!published.includes(port)) problems.push(`gateway-api publishes ${published.join(', ') || 'nothing'}, not its PORT ${port}`);

@@ -71,6 +71,72 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     await inFlight;
   });
 
+  /** The store's db with its queries counted. */
+  function countedDb(): { db: typeof opened.db; queries: () => number } {
+    let queries = 0;
+    const db = new Proxy(opened.db, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop === 'query' && typeof value === 'function') {
+          return (...args: unknown[]) => {
+            queries += 1;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return { db, queries: () => queries };
+  }
+
+  test('a wrong key presented again and again costs one query (a bounded miss cache)', async () => {
+    const counted = countedDb();
+    const store = new KeyStore(counted.db);
+    const wrong = `sk-${'x'.repeat(43)}`;
+    for (let i = 0; i < 50; i++) expect(await store.authenticate(wrong)).toBeNull();
+    await Promise.all(Array.from({ length: 20 }, async () => expect(await store.authenticate(wrong)).toBeNull()));
+    expect(counted.queries()).toBe(1);
+    // Malformed and foreign-looking secrets never reach the store at all.
+    expect(await store.authenticate('not-a-key')).toBeNull();
+    expect(await store.authenticate(`sk-${'y'.repeat(300)}`)).toBeNull();
+    expect(counted.queries()).toBe(1);
+  });
+
+  test('a revoked key keeps failing, from the miss cache too', async () => {
+    const counted = countedDb();
+    const store = new KeyStore(counted.db);
+    await store.start();
+    const issued = await store.issue('erin');
+    expect(await store.authenticate(issued.key)).not.toBeNull();
+    expect(store.recentlyValid(issued.key)).toBe(true);
+    expect(await store.revoke(issued.id)).toBe(true);
+    expect(store.recentlyValid(issued.key)).toBe(false);
+    // The revocation's NOTIFY comes back to this store too (and empties its misses): let it land.
+    await new Promise((r) => setTimeout(r, 300));
+    const before = counted.queries();
+    for (let i = 0; i < 10; i++) expect(await store.authenticate(issued.key)).toBeNull();
+    expect(counted.queries() - before).toBe(1);
+  });
+
+  test('any key issued, in this process or another, empties the miss cache (a miss never refuses a later key)', async () => {
+    const counted = countedDb();
+    const store = new KeyStore(counted.db);
+    await store.start();
+    const wrong = `sk-${'z'.repeat(43)}`;
+    expect(await store.authenticate(wrong)).toBeNull();
+    expect(await store.authenticate(wrong)).toBeNull();
+    expect(counted.queries()).toBe(1);
+    // Another replica issues a key: its NOTIFY reaches this store, which forgets its misses.
+    const other = new KeyStore(opened.db);
+    const issued = await other.issue('frank');
+    await waitUntil(async () => {
+      const before = counted.queries();
+      await store.authenticate(wrong);
+      return counted.queries() > before;
+    });
+    expect((await store.authenticate(issued.key))?.id).toBe(issued.id);
+  });
+
   test('a revocation by another process sharing the database reaches this cache', async () => {
     const issued = await keys.issue('carol');
     expect(await keys.authenticate(issued.key)).not.toBeNull();
@@ -81,6 +147,14 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(await keys.authenticate(issued.key)).toBeNull();
   });
 });
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 test('the embedded store refuses a second owner process', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-lock-'));

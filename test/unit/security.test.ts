@@ -1,7 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isTaskIdShape, newRemixTaskId, newTaskId, newVideoObjectId } from '../../src/catalog/task-id';
-import { FetchRejectedError, guardedFetch, isPrivateAddress } from '../../src/net/url-guard';
+import { isPrivateAddress } from '../../src/net/url-guard';
 import { UrlSigner } from '../../src/storage/signed-url';
 
 test.each([
@@ -12,42 +10,7 @@ test.each([
   expect(isPrivateAddress(address)).toBe(expected);
 });
 
-describe('guardedFetch', () => {
-  let server: http.Server;
-  let base: string;
-  beforeAll(async () => {
-    server = http.createServer((req, res) => {
-      if (req.url === '/redirect') {
-        res.writeHead(302, { location: '/file' });
-        return res.end();
-      }
-      res.writeHead(200, { 'content-type': 'image/png' });
-      res.end(Buffer.alloc(req.url === '/big' ? 5000 : 10, 1));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://localhost:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(() => server.close());
-
-  test('refuses a host that resolves to a private address', async () => {
-    await expect(guardedFetch(`${base}/file`, { allowPrivate: false, maxBytes: 1000, timeoutMs: 2000 })).rejects.toThrow(/private address/);
-  });
-  test('refuses a literal private address, and a redirect to one', async () => {
-    const literal = base.replace('localhost', '127.0.0.1');
-    await expect(guardedFetch(`${literal}/file`, { allowPrivate: false, maxBytes: 1000, timeoutMs: 2000 })).rejects.toBeInstanceOf(FetchRejectedError);
-  });
-  test('fetches when private addresses are allowed, following redirects', async () => {
-    const got = await guardedFetch(`${base}/redirect`, { allowPrivate: true, maxBytes: 1000, timeoutMs: 2000 });
-    expect(got.bytes.length).toBe(10);
-    expect(got.contentType).toBe('image/png');
-  });
-  test('stops at the size cap', async () => {
-    await expect(guardedFetch(`${base}/big`, { allowPrivate: true, maxBytes: 1000, timeoutMs: 2000 })).rejects.toThrow(/larger than 1000/);
-  });
-  test('refuses other schemes', async () => {
-    await expect(guardedFetch('file:///etc/passwd', { allowPrivate: true, maxBytes: 1000, timeoutMs: 2000 })).rejects.toThrow(/scheme/);
-  });
-});
+// The fetcher of user URLs (deadline, size cap, redirects, temporary files): url-guard.test.ts.
 
 describe('signed links', () => {
   const signer = new UrlSigner('secret', 'http://gw', 60);

@@ -14,7 +14,9 @@ test('a client that does not read pauses the upstream; reading resumes it and no
   const upstream = new PassThrough();
   const outcomes: string[] = [];
   const first = Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7}}}\n\n');
-  const out = relay(upstream as unknown as IncomingMessage, first, new MessagesStreamTap(), 60_000, new AbortController().signal, (o) => outcomes.push(o));
+  const out = relay(upstream as unknown as IncomingMessage, first, new MessagesStreamTap(), 60_000, new AbortController().signal, async (o) => {
+    outcomes.push(o);
+  });
   const chunk = Buffer.from(`event: ping\ndata: {"type":"ping","pad":"${'x'.repeat(16_000)}"}\n\n`);
   for (let i = 0; i < 64; i++) upstream.write(chunk);
   await tick();

@@ -1,8 +1,9 @@
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import type { RateLimiter } from '../../limits/rate-limiter';
-import type { KeyStore } from '../../store/keys';
-import { AuthenticationError } from '../errors';
+import type { ApiKey, KeyStore } from '../../store/keys';
+import { AuthenticationError, RateLimitedError } from '../errors';
 import type { GatewayState } from '../context';
+import { clientAddress } from './client-address';
 import { enforceRateLimit } from './rate-limit';
 
 /** Keys of other providers are recognised by prefix so the caller is told why it failed. */
@@ -13,22 +14,43 @@ export function bearerToken(header: string): string | null {
   return match?.[1] ?? null;
 }
 
-export async function resolveKey(keys: KeyStore, secret: string | null) {
+/**
+ * The live key for a presented secret, or a 401 saying why not. With a per-address limit of
+ * failed authentications (ctx.state.authFailures): an address over it gets a 429 with
+ * Retry-After instead of a store lookup, unless the key is one this process recently found
+ * valid (a successful client sharing the address is not locked out); every unknown or revoked
+ * key counts against the address.
+ */
+export async function resolveKey(keys: KeyStore, secret: string | null, ctx?: ParameterizedContext<GatewayState>): Promise<ApiKey> {
   if (!secret) {
     throw new AuthenticationError("You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'.");
   }
   if (FOREIGN_PREFIXES.some((p) => secret.startsWith(p))) {
     throw new AuthenticationError('This key was issued by another provider. Use an API key issued by this gateway.');
   }
+  const gate = ctx?.state.authFailures;
+  // The address is worked out only while some address is blocked, or on a failure.
+  if (gate && gate.limit.size > 0) {
+    const wait = gate.limit.retryAfterSeconds(clientAddress(ctx!, gate.trustProxy));
+    if (wait > 0 && !keys.recentlyValid(secret)) {
+      throw new RateLimitedError(
+        `Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`,
+        wait,
+      );
+    }
+  }
   const key = await keys.authenticate(secret);
-  if (!key) throw new AuthenticationError('Incorrect API key provided. Use a key issued by this gateway.');
+  if (!key) {
+    if (gate) await gate.limit.failed(clientAddress(ctx!, gate.trustProxy));
+    throw new AuthenticationError('Incorrect API key provided. Use a key issued by this gateway.');
+  }
   return key;
 }
 
 /** Authorization: Bearer <key>, for the OpenAI-style endpoint families. */
 export function bearerAuth(keys: KeyStore, limiter: RateLimiter): Middleware<GatewayState> {
   return async (ctx, next) => {
-    ctx.state.apiKey = await resolveKey(keys, bearerToken(ctx.get('authorization')));
+    ctx.state.apiKey = await resolveKey(keys, bearerToken(ctx.get('authorization')), ctx);
     const limited = enforceRateLimit(ctx, limiter);
     if (limited) await limited;
     await next();
@@ -46,7 +68,7 @@ export function anyKeyAuth(keys: KeyStore, limiter: RateLimiter): Middleware<Gat
     if (!secret) {
       throw new AuthenticationError("You didn't provide an API key. Send it as 'x-api-key: <API_KEY>' or 'Authorization: Bearer <API_KEY>'.");
     }
-    ctx.state.apiKey = await resolveKey(keys, secret);
+    ctx.state.apiKey = await resolveKey(keys, secret, ctx);
     const limited = enforceRateLimit(ctx, limiter);
     if (limited) await limited;
     await next();

@@ -2,7 +2,16 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { GatewayError, InvalidRequestError, openAiErrorBody, PayloadTooLargeError } from '../errors';
 import type { GatewayState } from '../context';
 
+/**
+ * SQLSTATEs of text the store cannot hold: a NUL character (22021 in a text column, 22P05 in
+ * jsonb) or a byte sequence it cannot encode. Whatever the statement, the text came from the
+ * request (key names, quota reasons), so it is the client's 400, not a 500; the statement
+ * failed, so nothing was written.
+ */
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
 interface HttpishError {
+  code?: unknown;
   status?: number;
   statusCode?: number;
   type?: string;
@@ -19,6 +28,9 @@ export function toGatewayError(err: unknown, bodyLimit: number): GatewayError | 
   if (err instanceof GatewayError) return err;
   const e = err as HttpishError;
   const status = e?.status ?? e?.statusCode;
+  if (typeof e?.code === 'string' && UNSTORABLE_TEXT.has(e.code)) {
+    return new InvalidRequestError('A text value in the request contains a character that cannot be stored (NUL).', null, 'invalid_text');
+  }
   if (status === 413 || e?.type === 'entity.too.large') return new PayloadTooLargeError(bodyLimit);
   if (status === 415) return new InvalidRequestError(e.message ?? 'Unsupported content type.', null, 'unsupported_content_type');
   if (status === 400 || e?.type === 'entity.parse.failed') {
@@ -43,7 +55,10 @@ export function respondWithError(
 ): void {
   let mapped = toGatewayError(err, bodyLimit);
   if (!mapped) {
-    ctx.state.log.error({ err }, 'unhandled error');
+    // Name, message and stack only: a driver's error carries more fields (a database error's
+    // detail, a failed request's body), and those may hold what a client sent.
+    const e = err instanceof Error ? err : new Error(String(err));
+    ctx.state.log.error({ err: { name: e.name, message: e.message, stack: e.stack } }, 'unhandled error');
     mapped = new GatewayError(500, internalType, `Internal error; quote request id ${ctx.state.requestId} when reporting it.`);
   }
   ctx.status = mapped.status;
@@ -51,7 +66,13 @@ export function respondWithError(
   ctx.body = body(mapped);
 }
 
-export function openAiErrors(bodyLimit: number): Middleware<GatewayState> {
+/** Another error shape for some paths (the family's own middleware answers most of their errors). */
+export interface OtherErrorShape {
+  paths: ReadonlySet<string>;
+  body: (err: GatewayError, ctx: ParameterizedContext<GatewayState>) => unknown;
+}
+
+export function openAiErrors(bodyLimit: number, other?: OtherErrorShape): Middleware<GatewayState> {
   return async (ctx, next) => {
     try {
       await next();
@@ -59,7 +80,8 @@ export function openAiErrors(bodyLimit: number): Middleware<GatewayState> {
         throw new GatewayError(404, 'invalid_request_error', `Unknown route: ${ctx.method} ${ctx.path}`, null, 'unknown_route');
       }
     } catch (err) {
-      respondWithError(ctx, err, bodyLimit, openAiErrorBody);
+      const render = other?.paths.has(ctx.path) ? (mapped: GatewayError) => other.body(mapped, ctx) : openAiErrorBody;
+      respondWithError(ctx, err, bodyLimit, render);
     }
   };
 }

@@ -5,7 +5,6 @@ import type { TextChannel } from '../../config/channels';
 import type { ChannelHealth } from '../../proxy/channel-health';
 import { auditLedger } from '../../store/audit';
 import { InsufficientBalance, UnlimitedKey, type BillingStore } from '../../store/billing';
-import type { BalanceCache } from '../../store/balance-cache';
 import type { Db } from '../../store/db';
 import type { ApiKey, KeyStore } from '../../store/keys';
 import type { UsageRecorder } from '../../store/usage';
@@ -18,6 +17,8 @@ import { parseOrThrow } from '../schemas/zod-error';
 const credits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const rpm = z.number().int().min(1).max(1_000_000).nullable();
 const maxTasks = z.number().int().min(1).max(100_000).nullable();
+/** Null: the gateway's default (TEXT_MAX_IN_FLIGHT_PER_KEY). */
+const maxText = z.number().int().min(1).max(1_000_000).nullable();
 
 const createKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
@@ -25,8 +26,9 @@ const createKeyBody = z.strictObject({
   quota: credits.optional(),
   rate_limit_rpm: rpm.optional(),
   max_concurrent_tasks: maxTasks.optional(),
+  max_text_in_flight: maxText.optional(),
 });
-const updateKeyBody = z.strictObject({ rate_limit_rpm: rpm.optional(), max_concurrent_tasks: maxTasks.optional() });
+const updateKeyBody = z.strictObject({ rate_limit_rpm: rpm.optional(), max_concurrent_tasks: maxTasks.optional(), max_text_in_flight: maxText.optional() });
 const quotaBody = z.strictObject({
   delta: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).refine((d) => d !== 0, 'delta must not be 0'),
   reason: z.string().trim().min(1).max(500).optional(),
@@ -42,13 +44,13 @@ const keyView = (k: ApiKey) => ({
   unlimited: !k.limited,
   rate_limit_rpm: k.rateLimitRpm,
   max_concurrent_tasks: k.maxConcurrentTasks,
+  max_text_in_flight: k.maxTextInFlight,
 });
 
 export interface AdminDeps {
   db: Db;
   keys: KeyStore;
   billing: BillingStore;
-  balances: BalanceCache;
   usage: UsageRecorder;
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
@@ -61,7 +63,7 @@ const usageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(10
  * revoke), a key's balance, quota, ledger and text usage, the ledger audit, and the text
  * channels' health. Views of money flush the usage queued in this process first.
  */
-export function adminRoutes({ db, keys, billing, balances, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
+export function adminRoutes({ db, keys, billing, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin' });
 
   /** The key with its balance (null when unlimited), what it has spent and its tasks in flight. */
@@ -75,6 +77,8 @@ export function adminRoutes({ db, keys, billing, balances, usage, textChannels, 
       granted: view?.granted ?? 0,
       spent: view?.spent ?? 0,
       tasks_in_flight: view?.tasksInFlight ?? 0,
+      text_in_flight: view?.textInFlight ?? 0,
+      held: view?.held ?? 0,
     };
   }
 
@@ -86,7 +90,7 @@ export function adminRoutes({ db, keys, billing, balances, usage, textChannels, 
 
   router.post('/keys', jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(createKeyBody, ctx.request.body);
-    const issued = await keys.issue(body.name, { quota: body.quota, rateLimitRpm: body.rate_limit_rpm, maxConcurrentTasks: body.max_concurrent_tasks });
+    const issued = await keys.issue(body.name, { quota: body.quota, rateLimitRpm: body.rate_limit_rpm, maxConcurrentTasks: body.max_concurrent_tasks, maxTextInFlight: body.max_text_in_flight });
     ctx.status = 201;
     ctx.body = {
       id: issued.id,
@@ -96,6 +100,7 @@ export function adminRoutes({ db, keys, billing, balances, usage, textChannels, 
       balance: body.quota ?? null,
       rate_limit_rpm: issued.rateLimitRpm,
       max_concurrent_tasks: issued.maxConcurrentTasks,
+      max_text_in_flight: issued.maxTextInFlight,
     };
     ctx.state.log.info({ keyId: issued.id, quota: body.quota ?? 'unlimited' }, 'key issued');
   });
@@ -106,7 +111,7 @@ export function adminRoutes({ db, keys, billing, balances, usage, textChannels, 
 
   router.patch('/keys/:id', jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(updateKeyBody, ctx.request.body);
-    const key = await keys.setLimits(ctx.params.id ?? '', { rateLimitRpm: body.rate_limit_rpm, maxConcurrentTasks: body.max_concurrent_tasks });
+    const key = await keys.setLimits(ctx.params.id ?? '', { rateLimitRpm: body.rate_limit_rpm, maxConcurrentTasks: body.max_concurrent_tasks, maxTextInFlight: body.max_text_in_flight });
     if (!key) throw new NotFoundError(`No live key with id '${ctx.params.id}'.`, 'id');
     ctx.body = await keyWithBalance(key);
     ctx.state.log.info({ keyId: key.id, rpm: key.rateLimitRpm, maxTasks: key.maxConcurrentTasks }, 'key limits changed');
@@ -134,7 +139,6 @@ export function adminRoutes({ db, keys, billing, balances, usage, textChannels, 
       }
       throw err;
     }
-    balances.forget(key.id);
     ctx.body = { id: key.id, object: 'api_key.quota', balance };
     ctx.state.log.info({ keyId: key.id, delta: body.delta }, 'quota changed');
   });

@@ -31,6 +31,9 @@ export function billingRoutes({ billing, usage }: BillingRouteDeps): Router<Gate
       rate_limit_rpm: key.rateLimitRpm,
       max_concurrent_tasks: key.maxConcurrentTasks,
       tasks_in_flight: view?.tasksInFlight ?? 0,
+      max_text_in_flight: key.maxTextInFlight,
+      text_in_flight: view?.textInFlight ?? 0,
+      held: view?.held ?? 0,
       text_usage: await usage.totals(key.id),
     };
   });

@@ -8,7 +8,8 @@ import { assertFetchable } from '../reference-images';
 import { finishedVideoOf } from '../task-lookup';
 import { characterCreateBody } from '../schemas/character-create';
 import { parseOrThrow } from '../schemas/zod-error';
-import type { VideoRouteDeps } from './video';
+import { CHARACTER_CREATE_LEASE_SECONDS, type VideoRouteDeps } from './video';
+import { idempotentCreate } from '../idempotency';
 
 /** POST /motion/v1/characters and GET /motion/v1/characters/{id} (the permalink), spec 2.3 and 4.8. */
 export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
@@ -31,16 +32,28 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       const { task, video } = await finishedVideoOf(deps.tasks, body.from_task ?? '', ownerId, 'from_task');
       source = { kind: 'task' as const, taskId: task.id, videoKey: video.key, timestamps: body.timestamps };
     }
-    const username = newCharacterUsername();
-    const character = await deps.paid.createCharacter({
-      characterId: `char_${username}`,
-      username,
-      ownerId,
-      source,
-      model: 'motion-2',
-      createdAt: Date.now(),
+    const character = await idempotentCreate(ctx, deps, {
+      fingerprint: ['POST /motion/v1/characters', ctx.request.body],
+      fresh: () => {
+        const username = newCharacterUsername();
+        return { taskId: `char_${username}`, characterId: `char_${username}`, username };
+      },
+      leaseSeconds: CHARACTER_CREATE_LEASE_SECONDS,
+      // Null while it is still being made: a repeat then waits for that very workflow (it is started again with the same id).
+      existing: (ids) => deps.characters.get(ids.taskId, ownerId),
+      create: async (ids) => {
+        const made = await deps.paid.createCharacter({
+          characterId: ids.taskId,
+          username: ids.username ?? ids.taskId.replace(/^char_/, ''),
+          ownerId,
+          source,
+          model: 'motion-2',
+          createdAt: Date.now(),
+        });
+        ctx.state.log.info({ characterId: made.id }, 'character created');
+        return made;
+      },
     });
-    ctx.state.log.info({ characterId: character.id }, 'character created');
     ctx.body = view(character);
   });
 

@@ -13,13 +13,15 @@ import { chatVideoBody, promptOf } from '../schemas/chat-video';
 import { chatTextBody } from '../schemas/chat-text';
 import { isNativeTextModel, isResponsesOnlyModel, RESPONSES_API_HINT } from '../../catalog/text-models';
 import { chatProtocol } from '../../proxy/protocols';
-import { answerFromUpstream, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
+import { answerFromUpstream, takeStreamSlot, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
 import type { ParameterizedContext } from 'koa';
 import { parseOrThrow } from '../schemas/zod-error';
+import { needsOutputCap } from '../../catalog/text-ceiling';
 import { buildTaskRequest } from '../task-request';
 import { videoUrlOf } from '../views/video-task';
 import { chatChunk, chatCompletion, chatLines, finishReasonOf, type ChunkContext } from '../views/chat-video';
-import type { VideoRouteDeps } from './video';
+import { CREATE_LEASE_SECONDS, type VideoRouteDeps } from './video';
+import { idempotentCreate } from '../idempotency';
 
 /** SSE comments keep idle proxies from closing a stream while a video renders. */
 const KEEPALIVE_MS = 15_000;
@@ -42,12 +44,15 @@ async function answerText(ctx: ParameterizedContext<GatewayState>, deps: TextRou
     const served = [...new Set(deps.textChannels.filter((c) => c.type === 'openai-compatible').flatMap((c) => Object.keys(c.models)))];
     throw new InvalidRequestError(`The model '${model}' does not exist or is not served by this gateway. Text models on /v1/chat/completions: ${served.join(', ') || 'none'}; video: motion-2, motion-2-pro.`, 'model', 'model_not_found');
   }
+  // The hold needs a bound on the output: a request that names none gets the gateway's cap.
+  const capped = needsOutputCap(body);
   await answerFromUpstream(ctx, deps, {
     protocol: chatProtocol,
     channels,
     endpoint: 'chat',
     model,
-    body,
+    body: capped ? { ...body, max_completion_tokens: deps.textLimits.defaultMaxTokens } : body,
+    rawIsBody: !capped,
     stream: body.stream === true,
     clientWantsUsage: body.stream_options?.include_usage === true,
     passthroughHeaders: {},
@@ -78,20 +83,31 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
     }
     requireChannel(model.id);
     const ownerId = ctx.state.apiKey!.id;
+    // The answer stays open until the task ends, streamed or not: it counts as one of the key's streams.
+    ctx.res.once('close', takeStreamSlot(deps.streams, ownerId));
     const prompt = promptOf(body);
-    const request = buildTaskRequest(deps.config, {
-      taskId: newTaskId(model.id),
-      ownerId,
-      model,
-      endpoint: 'chat',
-      prompt,
-      images: [],
-      size: '720x1280',
-      seconds: model.durations?.[0],
-      cast: await castFromPrompt(prompt, ownerId, deps.characters),
+    const started = await idempotentCreate(ctx, deps, {
+      fingerprint: ['POST /v1/chat/completions', ctx.request.body],
+      fresh: () => ({ taskId: newTaskId(model.id) }),
+      leaseSeconds: CREATE_LEASE_SECONDS,
+      existing: (ids) => deps.tasks.get(ids.taskId, ownerId),
+      create: async ({ taskId }) => {
+        const request = buildTaskRequest(deps.config, {
+          taskId,
+          ownerId,
+          model,
+          endpoint: 'chat',
+          prompt,
+          images: [],
+          size: '720x1280',
+          seconds: model.durations?.[0],
+          cast: await castFromPrompt(prompt, ownerId, deps.characters),
+        });
+        const state = await deps.paid.start(request);
+        ctx.state.log.info({ taskId, model: model.id, stream: body.stream === true }, 'task created');
+        return state;
+      },
     });
-    const started = await deps.paid.start(request);
-    ctx.state.log.info({ taskId: started.id, model: model.id, stream: body.stream === true }, 'task created');
 
     const chunk: ChunkContext = { id: `chatcmpl-${started.id.replace(/[^a-z0-9]/gi, '')}`, created: started.createdAt, model: model.id };
     const abort = new AbortController();

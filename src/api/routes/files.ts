@@ -3,6 +3,7 @@ import type { BlobStore } from '../../storage/blob-store';
 import type { UrlSigner } from '../../storage/signed-url';
 import type { GatewayState } from '../context';
 import { GatewayError, NotFoundError } from '../errors';
+import { decodeTarget } from '../middleware/request-target';
 
 const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
 
@@ -33,7 +34,10 @@ export function parseRange(header: string | undefined, size: number): { start: n
 export function fileRoutes(blobs: BlobStore, signer: UrlSigner): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.get('/files/*path', async (ctx) => {
-    const key = ctx.path.slice('/files/'.length).split('/').map(decodeURIComponent).join('/');
+    // requestTarget() refused a path that does not decode; a segment that still does not is no file of ours.
+    const segments = ctx.path.slice('/files/'.length).split('/').map(decodeTarget);
+    if (segments.some((s) => s === null)) throw new NotFoundError('The file no longer exists.');
+    const key = segments.join('/');
     const verdict = signer.verify(key, str(ctx.query.expires), str(ctx.query.signature));
     if (verdict === 'expired') throw new GatewayError(403, 'invalid_request_error', 'This link has expired; read the task again for a fresh video_url.', null, 'link_expired');
     if (verdict !== 'ok') throw new GatewayError(403, 'invalid_request_error', 'Invalid file link signature.', null, 'invalid_signature');

@@ -11,13 +11,19 @@ import type { TaskService } from '../../tasks/task-service';
 import type { GatewayState } from '../context';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
+import { idempotentCreate, type IdempotencyDeps } from '../idempotency';
 import { castFromPrompt } from '../character-mentions';
 import { intakeImages } from '../reference-images';
 import { buildTaskRequest, startTask } from '../task-request';
 import { parseVideoCreate } from '../schemas/video-create';
 import { videoCreateView, videoQueryView } from '../views/video-task';
 
-export interface VideoRouteDeps {
+/** The longest a plain create takes (a charge and a workflow start): a repeat waits this long before taking over. */
+export const CREATE_LEASE_SECONDS = 30;
+/** A create that makes a character first (up to two minutes) before its task. */
+export const CHARACTER_CREATE_LEASE_SECONDS = 180;
+
+export interface VideoRouteDeps extends IdempotencyDeps {
   config: Config;
   channels: readonly VideoChannel[];
   characters: CharacterService;
@@ -38,36 +44,47 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const { body, model, size, seconds } = parseVideoCreate(ctx.request.body);
     requireChannel(model.id);
     const ownerId = ctx.state.apiKey!.id;
-    const taskId = newTaskId(model.id);
-    const images = await intakeImages(taskId, body.images ?? [], {
-      blobs: deps.blobs,
-      allowPrivate: env.FETCH_ALLOW_PRIVATE,
-      maxBytes: env.FETCH_MAX_BYTES,
+    const state = await idempotentCreate(ctx, deps, {
+      fingerprint: ['POST /v1/video/create', ctx.request.body],
+      fresh: () => ({ taskId: newTaskId(model.id) }),
+      leaseSeconds: CREATE_LEASE_SECONDS,
+      existing: (ids) => deps.tasks.get(ids.taskId, ownerId),
+      create: async ({ taskId }) => {
+        // What can still refuse the request runs before anything is stored.
+        const cast = model.family === 'motion' ? await castFromPrompt(body.prompt, ownerId, deps.characters) : undefined;
+        const images = await intakeImages(taskId, body.images ?? [], {
+          blobs: deps.blobs,
+          allowPrivate: env.FETCH_ALLOW_PRIVATE,
+          maxBytes: env.FETCH_MAX_BYTES,
+        });
+        const request = buildTaskRequest(deps.config, {
+          taskId,
+          ownerId,
+          model,
+          endpoint: 'video-create',
+          prompt: body.prompt,
+          images,
+          enhancePrompt: body.enhance_prompt,
+          enableUpsample: body.enable_upsample,
+          aspectRatio: body.aspect_ratio,
+          size,
+          seconds,
+          watermark: body.watermark,
+          private: body.private,
+          character: body.character_url ? { kind: 'url', url: body.character_url, timestamps: body.character_timestamps } : undefined,
+          cast,
+        });
+        const started = await startTask(deps.paid, deps.blobs, request);
+        ctx.state.log.info({ taskId, model: model.id }, 'task created');
+        return started;
+      },
     });
-    const request = buildTaskRequest(deps.config, {
-      taskId,
-      ownerId,
-      model,
-      endpoint: 'video-create',
-      prompt: body.prompt,
-      images,
-      enhancePrompt: body.enhance_prompt,
-      enableUpsample: body.enable_upsample,
-      aspectRatio: body.aspect_ratio,
-      size,
-      seconds,
-      watermark: body.watermark,
-      private: body.private,
-      character: body.character_url ? { kind: 'url', url: body.character_url, timestamps: body.character_timestamps } : undefined,
-      cast: model.family === 'motion' ? await castFromPrompt(body.prompt, ownerId, deps.characters) : undefined,
-    });
-    const state = await startTask(deps.paid, deps.blobs, request);
-    ctx.state.log.info({ taskId, model: model.id }, 'task created');
     ctx.body = videoCreateView(state);
   });
 
   router.get('/v1/video/query', async (ctx) => {
     const id = ctx.query.id;
+    if (Array.isArray(id)) throw new InvalidRequestError("Query parameter 'id' was given more than once.", 'id');
     if (typeof id !== 'string' || id.trim() === '') {
       throw new InvalidRequestError("Missing required query parameter: 'id'.", 'id', 'missing_required_parameter');
     }

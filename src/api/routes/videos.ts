@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import Router from '@koa/router';
 import { findVideoModel, type VideoModel } from '../../catalog/models';
@@ -19,7 +20,9 @@ import { buildTaskRequest, startTask } from '../task-request';
 import { finishedVideoOf, ownTask } from '../task-lookup';
 import { videoUrlOf } from '../views/video-task';
 import { videoContentView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/videos';
-import type { VideoRouteDeps } from './video';
+import { CHARACTER_CREATE_LEASE_SECONDS, CREATE_LEASE_SECONDS, type VideoRouteDeps } from './video';
+import { idempotentCreate } from '../idempotency';
+import type { CreateIds } from '../../store/idempotency';
 
 /** The /v1/videos family: create (multipart), retrieve, content and remix (spec 4.3-4.7). */
 export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
@@ -38,30 +41,46 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const { fields, model, aspectRatio } = parseVideosCreate(form.fields, reference !== undefined);
     requireChannel(model.id);
     const ownerId = ctx.state.apiKey!.id;
-    const taskId = model.family === 'vidgen' ? newVideoObjectId() : newTaskId(model.id);
     // Everything that can still refuse the request runs before anything is stored or made.
     const image = reference ? await readReference(reference.path) : undefined;
-    const { character, cast, saved } = await resolveCharacters(fields, model, ownerId, taskId);
-    const images = image ? [await storeReference(image, taskId)] : [];
-    const request = buildTaskRequest(deps.config, {
-      taskId,
-      ownerId,
-      model,
-      endpoint: 'videos',
-      prompt: fields.prompt,
-      images,
-      aspectRatio,
-      size: fields.size,
-      seconds: fields.seconds,
-      watermark: fields.watermark,
-      private: fields.private,
-      character,
-      style: fields.style,
-      metadata: fields.metadata,
-      cast,
+    const savesCharacter = fields.character_create?.save_to_library === true && (fields.character_url !== undefined || fields.character_from_task !== undefined);
+    const { state, saved } = await idempotentCreate(ctx, deps, {
+      fingerprint: ['POST /v1/videos', form.fields, image ? createHash('sha256').update(image.bytes).digest('hex') : null],
+      fresh: () => {
+        const username = newCharacterUsername();
+        return { taskId: model.family === 'vidgen' ? newVideoObjectId() : newTaskId(model.id), ...(savesCharacter ? { username, characterId: `char_${username}` } : {}) };
+      },
+      leaseSeconds: savesCharacter ? CHARACTER_CREATE_LEASE_SECONDS : CREATE_LEASE_SECONDS,
+      existing: async (ids) => {
+        const existing = await deps.tasks.get(ids.taskId, ownerId);
+        if (!existing) return null;
+        return { state: existing, saved: ids.characterId ? ((await deps.characters.get(ids.characterId, ownerId)) ?? undefined) : undefined };
+      },
+      create: async (ids) => {
+        const { character, cast, saved: made } = await resolveCharacters(fields, model, ownerId, ids);
+        const images = image ? [await storeReference(image, ids.taskId)] : [];
+        const request = buildTaskRequest(deps.config, {
+          taskId: ids.taskId,
+          ownerId,
+          model,
+          endpoint: 'videos',
+          prompt: fields.prompt,
+          images,
+          aspectRatio,
+          size: fields.size,
+          seconds: fields.seconds,
+          watermark: fields.watermark,
+          private: fields.private,
+          character,
+          style: fields.style,
+          metadata: fields.metadata,
+          cast,
+        });
+        const started = await startTask(deps.paid, deps.blobs, request);
+        ctx.state.log.info({ taskId: ids.taskId, model: model.id }, 'task created');
+        return { state: started, saved: made };
+      },
     });
-    const state = await startTask(deps.paid, deps.blobs, request);
-    ctx.state.log.info({ taskId, model: model.id }, 'task created');
     // Extension: a character saved to the library is named in the answer, so it can be cast later.
     ctx.body = saved ? { ...videoObjectCreateView(state), character: { id: saved.id, username: saved.username } } : videoObjectCreateView(state);
   });
@@ -81,19 +100,30 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     }
     const model = findVideoModel(source.model);
     if (!model) throw new InvalidRequestError(`The model '${source.model}' is no longer served.`, 'id', 'model_not_found');
-    const request = buildTaskRequest(deps.config, {
-      taskId: newRemixTaskId(model.id),
-      ownerId: ctx.state.apiKey!.id,
-      model,
-      endpoint: 'videos',
-      prompt: body.prompt,
-      images: [],
-      size: body.size ?? source.size,
-      seconds: source.seconds,
-      remixOf: { taskId: source.id, channel: source.upstream.channel, jobId: source.upstream.jobId },
+    const upstream = source.upstream;
+    const ownerId = ctx.state.apiKey!.id;
+    const state = await idempotentCreate(ctx, deps, {
+      fingerprint: ['POST /v1/videos/{id}/remix', source.id, ctx.request.body],
+      fresh: () => ({ taskId: newRemixTaskId(model.id) }),
+      leaseSeconds: CREATE_LEASE_SECONDS,
+      existing: (ids) => deps.tasks.get(ids.taskId, ownerId),
+      create: async ({ taskId }) => {
+        const request = buildTaskRequest(deps.config, {
+          taskId,
+          ownerId,
+          model,
+          endpoint: 'videos',
+          prompt: body.prompt,
+          images: [],
+          size: body.size ?? source.size,
+          seconds: source.seconds,
+          remixOf: { taskId: source.id, channel: upstream.channel, jobId: upstream.jobId },
+        });
+        const started = await deps.paid.start(request);
+        ctx.state.log.info({ taskId, remixOf: source.id }, 'remix created');
+        return started;
+      },
     });
-    const state = await deps.paid.start(request);
-    ctx.state.log.info({ taskId: state.id, remixOf: source.id }, 'remix created');
     ctx.body = videoRemixView(state);
   });
 
@@ -126,7 +156,8 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
    * the task, or first saved to the key's library with character_create.save_to_library) and
    * the @usernames of the prompt.
    */
-  async function resolveCharacters(fields: VideosCreateFields, model: VideoModel, ownerId: string, taskId: string) {
+  async function resolveCharacters(fields: VideosCreateFields, model: VideoModel, ownerId: string, ids: CreateIds) {
+    const { taskId } = ids;
     let character: CharacterSource | undefined;
     if (fields.character_url) {
       character = { kind: 'url', url: assertFetchable(fields.character_url, 'character_url', env.FETCH_ALLOW_PRIVATE), timestamps: fields.character_timestamps };
@@ -140,7 +171,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     if (character && fields.character_create) {
       character.selfPortrait = fields.character_create.create_self_portrait;
       if (fields.character_create.save_to_library) {
-        const username = newCharacterUsername();
+        const username = ids.username ?? newCharacterUsername();
         // The task is paid for before the character is made, so a key that cannot pay for
         // both gets its 402 with nothing made (no character left in its library).
         await deps.paid.chargeAhead({ taskId, ownerId, model: model.id, seconds: fields.seconds, size: fields.size });

@@ -3,6 +3,7 @@
  * parameters (temperature, max_tokens, ...) are accepted and have no effect on a video.
  */
 import { z } from 'zod';
+import { mentionedUsernames } from '../character-mentions';
 import { InvalidRequestError } from '../errors';
 import { MAX_PROMPT_CHARS } from './video-create';
 
@@ -31,6 +32,7 @@ export function promptOf(body: ChatVideoBody): string {
     const prompt = text.trim();
     if (!prompt) break;
     if (prompt.length > MAX_PROMPT_CHARS) throw new InvalidRequestError(`The prompt is longer than ${MAX_PROMPT_CHARS} characters.`, `messages[${i}].content`);
+    mentionedUsernames(prompt, `messages[${i}].content`);
     return prompt;
   }
   throw new InvalidRequestError('The last user message must contain the video prompt as text.', 'messages', 'missing_prompt');

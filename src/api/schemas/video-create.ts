@@ -7,6 +7,7 @@ import { findVideoModel, videoModelIds, type VideoModel } from '../../catalog/mo
 import { InvalidRequestError } from '../errors';
 import { parseOrThrow } from './zod-error';
 import { characterTimestamps } from './character';
+import { mentionedUsernames } from '../character-mentions';
 
 export const MAX_PROMPT_CHARS = 32_000;
 
@@ -83,6 +84,8 @@ export function parseVideoCreate(input: unknown): ValidatedVideoCreate {
     return { body, model, seconds: 8 };
   }
 
+  // A motion prompt casts its @mentions: their number is bounded before anything is stored or looked up.
+  mentionedUsernames(body.prompt);
   if (body.aspect_ratio !== undefined) {
     throw new InvalidRequestError(
       `'aspect_ratio' is not supported by motion models; use 'orientation' (portrait or landscape).`,

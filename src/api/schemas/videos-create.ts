@@ -5,19 +5,43 @@
 import { z } from 'zod';
 import { findVideoModel, videoModelIds, type VideoModel } from '../../catalog/models';
 import { InvalidRequestError } from '../errors';
+import { mentionedUsernames } from '../character-mentions';
 import { characterTimestamps } from './character';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-text';
 import { MAX_PROMPT_CHARS } from './video-create';
 import { parseOrThrow } from './zod-error';
 
 const flag = z.enum(['true', 'false'], { message: "expected 'true' or 'false'" }).transform((v) => v === 'true');
 
-const jsonObject = z.string().transform((value, ctx) => {
-  try {
-    const parsed: unknown = JSON.parse(value);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  } catch {
-    // reported below
+/**
+ * A JSON object given as a form field. Bounded like a JSON body (the value travels on into the
+ * task's workflow input, which is serialised recursively): at most MAX_JSON_FIELD_CHARS, nested
+ * at most MAX_JSON_DEPTH levels.
+ */
+export const MAX_JSON_FIELD_CHARS = 16 * 1024;
+
+/** The field's JSON value (undefined when it is not JSON), or null after reporting why it may not be parsed. */
+function parseJsonField(value: string, ctx: z.RefinementCtx): { json: unknown } | null {
+  if (value.length > MAX_JSON_FIELD_CHARS) {
+    ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_JSON_FIELD_CHARS} characters of JSON` });
+    return null;
   }
+  if (exceedsJsonDepth(value, MAX_JSON_DEPTH)) {
+    ctx.addIssue({ code: 'custom', message: `must not nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels` });
+    return null;
+  }
+  try {
+    return { json: JSON.parse(value) as unknown };
+  } catch {
+    return { json: undefined };
+  }
+}
+
+const jsonObject = z.string().transform((value, ctx) => {
+  const field = parseJsonField(value, ctx);
+  if (!field) return z.NEVER;
+  const parsed = field.json;
+  if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
   ctx.addIssue({ code: 'custom', message: 'expected a JSON object, as a string' });
   return z.NEVER;
 });
@@ -43,12 +67,10 @@ export const videosCreateFields = z.strictObject({
   character_create: z
     .string()
     .transform((value, ctx) => {
-      try {
-        const parsed = characterCreateOptions.safeParse(JSON.parse(value));
-        if (parsed.success) return parsed.data;
-      } catch {
-        // reported below
-      }
+      const field = parseJsonField(value, ctx);
+      if (!field) return z.NEVER;
+      const parsed = characterCreateOptions.safeParse(field.json);
+      if (parsed.success) return parsed.data;
       ctx.addIssue({ code: 'custom', message: 'expected a JSON object with the booleans create_self_portrait and save_to_library, as a string' });
       return z.NEVER;
     })
@@ -103,6 +125,7 @@ export function parseVideosCreate(input: Record<string, string>, hasReference: b
     }
     return { fields, model, aspectRatio: VIDGEN_ASPECT[fields.size] };
   }
+  mentionedUsernames(fields.prompt);
   if (fields.character_url !== undefined && fields.character_from_task !== undefined) {
     throw new InvalidRequestError(`Give at most one of 'character_url' and 'character_from_task'.`, 'character_from_task');
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emptyUsage, type StreamTap, type TextUsage } from '../usage';
+import { emptyUsage, stringFieldBytes, type StreamTap, type TextUsage } from '../usage';
 
 /**
  * The native messages protocol (upstreams.md 3). The body is forwarded as the client sent
@@ -102,6 +102,9 @@ export function errorEvent(type: string, message: string): string {
   return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type, message } })}\n\n`;
 }
 
+/** The fields of a content_block_delta (or a Message's content) that carry generated text. */
+export const GENERATED_FIELDS = ['text', 'thinking', 'partial_json'] as const;
+
 /**
  * Follows a native stream: usage from message_start, then message_delta (upstreams.md 3);
  * a proper end is message_stop or an error event. Every event is forwarded as it came.
@@ -110,10 +113,13 @@ export class MessagesStreamTap implements StreamTap {
   readonly usage: TextUsage = emptyUsage();
   ended = false;
   errored = false;
+  relayedOutputBytes = 0;
   readonly dropsEvents = false;
 
   onEvent(name: string | null, data: string): boolean {
-    if (name === 'message_start' || name === 'message_delta') {
+    if (name === 'content_block_delta') {
+      this.relayedOutputBytes += stringFieldBytes(data, GENERATED_FIELDS);
+    } else if (name === 'message_start' || name === 'message_delta') {
       try {
         const json: unknown = JSON.parse(data);
         const parsed = name === 'message_start' ? messageStart.safeParse(json) : messageDelta.safeParse(json);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emptyUsage, type StreamTap, type TextUsage } from '../usage';
+import { emptyUsage, stringFieldBytes, type StreamTap, type TextUsage } from '../usage';
 
 /**
  * Chat completions (upstreams.md 4). The gateway always asks a streamed upstream for its
@@ -34,6 +34,9 @@ export function toUpstreamChatBody(body: Record<string, unknown>, upstreamModel:
   return out;
 }
 
+/** The fields of a chunk's delta (or a completion's message) that carry generated text. */
+export const GENERATED_FIELDS = ['content', 'reasoning_content', 'reasoning', 'refusal', 'arguments'] as const;
+
 const usageChunk = z.object({ choices: z.array(z.unknown()), usage: usageSchema.nullish() });
 
 export function chatErrorData(message: string): string {
@@ -48,6 +51,7 @@ export class ChatStreamTap implements StreamTap {
   usage: TextUsage = emptyUsage();
   ended = false;
   errored = false;
+  relayedOutputBytes = 0;
 
   readonly dropsEvents: boolean;
 
@@ -74,6 +78,8 @@ export class ChatStreamTap implements StreamTap {
     } else if (data.startsWith('{"error"') || data.startsWith('{ "error"')) {
       this.ended = true;
       this.errored = true;
+    } else {
+      this.relayedOutputBytes += stringFieldBytes(data, GENERATED_FIELDS);
     }
     return true;
   }

@@ -1,0 +1,170 @@
+/**
+ * Job and character ids that carry their own state. A job's status and progress are pure
+ * functions of the clock, its creation time, its duration and its outcome (jobs.ts); this
+ * packs those, and what the protocol answers with (model, seconds, size, ...), into the id, so
+ * a simulator started again after a crash (kill -9 of `npm start` included) answers polls,
+ * downloads and remixes of the jobs an earlier process created, with the same outcome and the
+ * same progress timeline, and accepts its characters. Nothing is written anywhere.
+ *
+ * Layout, most significant bits first: the creation time in ms (so ids sort by time, as
+ * OpenAI's do), a layout version, the fields, random bits, and a 32-bit check (HMAC-SHA256
+ * under a fixed key: not a secret, only a guard that makes a made-up or mistyped id unknown
+ * instead of a job). Shapes stay those of the providers: `video_` + 32 hex, `char_` + 32 hex,
+ * and a Veo operation id of 31 lowercase letters and digits.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Outcome } from './jobs';
+
+/** The longest job an id can describe: 2^27 - 1 ms, about 37 h (jobs are capped at 24 h). */
+export const MAX_ID_DURATION_MS = 2 ** 27 - 1;
+
+const VERSION = 1;
+const CHECK_KEY = 'provider-simulator/job-ids/v1';
+const OUTCOMES: readonly Outcome[] = ['success', 'fail', 'filtered'];
+
+/** An OpenAI-style video: its model, seconds and size as indexes into the module's tables. */
+export interface OpenAiVideoFacts {
+  createdAt: number;
+  durationMs: number;
+  outcome: Outcome;
+  model: number;
+  seconds: number;
+  size: number;
+}
+
+/** A Veo operation. The model is any `veo-*` name, so only a 16-bit hash of it fits. */
+export interface VeoOperationFacts {
+  createdAt: number;
+  durationMs: number;
+  outcome: Outcome;
+  sampleCount: number;
+  /** 0: 16:9, 1: 9:16. */
+  aspect: number;
+  /** parameters.durationSeconds (4..8), or null when the request had none. */
+  durationSeconds: number | null;
+  modelHash: number;
+}
+
+export interface CharacterFacts {
+  createdAt: number;
+  selfPortrait: boolean;
+}
+
+type Field = readonly [value: number | bigint, bits: number];
+
+const OPENAI_BITS = [42, 2, 27, 2, 2, 3, 3, 15] as const; // + 32 check = 128
+const VEO_BITS = [42, 2, 27, 2, 2, 1, 3, 16, 33] as const; // + 32 check = 160
+const CHARACTER_BITS = [42, 2, 1, 51] as const; // + 32 check = 128
+const VEO_ID_LENGTH = 31; // 160 bits in base 36
+
+export function openAiVideoId(f: OpenAiVideoFacts): string {
+  const payload = pack([
+    [f.createdAt, 42], [VERSION, 2], [duration(f.durationMs), 27], [OUTCOMES.indexOf(f.outcome), 2],
+    [f.model, 2], [f.seconds, 3], [f.size, 3], [random(15), 15],
+  ]);
+  return `video_${withCheck('video', payload).toString(16).padStart(32, '0')}`;
+}
+
+export function readOpenAiVideoId(id: string): OpenAiVideoFacts | null {
+  const m = /^video_([0-9a-f]{32})$/.exec(id);
+  const fields = m?.[1] ? unpack('video', BigInt(`0x${m[1]}`), OPENAI_BITS) : null;
+  if (!fields) return null;
+  const [createdAt, , durationMs, outcome, model, seconds, size] = fields;
+  const o = OUTCOMES[outcome ?? -1];
+  if (o === undefined) return null;
+  return { createdAt: createdAt ?? 0, durationMs: durationMs ?? 0, outcome: o, model: model ?? 0, seconds: seconds ?? 0, size: size ?? 0 };
+}
+
+export function veoOperationId(f: VeoOperationFacts): string {
+  const payload = pack([
+    [f.createdAt, 42], [VERSION, 2], [duration(f.durationMs), 27], [OUTCOMES.indexOf(f.outcome), 2],
+    [f.sampleCount - 1, 2], [f.aspect, 1], [f.durationSeconds === null ? 0 : f.durationSeconds - 3, 3],
+    [f.modelHash, 16], [random(33), 33],
+  ]);
+  return withCheck('veo', payload).toString(36).padStart(VEO_ID_LENGTH, '0');
+}
+
+export function readVeoOperationId(id: string): VeoOperationFacts | null {
+  if (!new RegExp(`^[0-9a-z]{${VEO_ID_LENGTH}}$`).test(id)) return null;
+  const fields = unpack('veo', base36(id), VEO_BITS);
+  if (!fields) return null;
+  const [createdAt, , durationMs, outcome, samples, aspect, seconds, modelHash] = fields;
+  const o = OUTCOMES[outcome ?? -1];
+  if (o === undefined) return null;
+  return {
+    createdAt: createdAt ?? 0,
+    durationMs: durationMs ?? 0,
+    outcome: o,
+    sampleCount: (samples ?? 0) + 1,
+    aspect: aspect ?? 0,
+    durationSeconds: seconds ? seconds + 3 : null,
+    modelHash: modelHash ?? 0,
+  };
+}
+
+export function characterId(f: CharacterFacts): string {
+  const payload = pack([[f.createdAt, 42], [VERSION, 2], [f.selfPortrait ? 1 : 0, 1], [random(51), 51]]);
+  return `char_${withCheck('char', payload).toString(16).padStart(32, '0')}`;
+}
+
+export function readCharacterId(id: string): CharacterFacts | null {
+  const m = /^char_([0-9a-f]{32})$/.exec(id);
+  const fields = m?.[1] ? unpack('char', BigInt(`0x${m[1]}`), CHARACTER_BITS) : null;
+  if (!fields) return null;
+  return { createdAt: fields[0] ?? 0, selfPortrait: fields[2] === 1 };
+}
+
+/** 16 bits of the model's name: a Veo operation polled under another model stays unknown. */
+export function modelHash(model: string): number {
+  return createHmac('sha256', CHECK_KEY).update(`model:${model}`).digest().readUInt16BE(0);
+}
+
+function duration(ms: number): number {
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_ID_DURATION_MS) throw new RangeError(`job duration ${ms} ms does not fit a job id`);
+  return ms;
+}
+
+function random(bits: number): bigint {
+  return randomBytes(8).readBigUInt64BE() & ((1n << BigInt(bits)) - 1n);
+}
+
+function pack(fields: readonly Field[]): { value: bigint; bits: number } {
+  let value = 0n;
+  let bits = 0;
+  for (const [v, width] of fields) {
+    const n = BigInt(v);
+    if (n < 0n || n >= 1n << BigInt(width)) throw new RangeError(`${n} does not fit ${width} bits of a job id`);
+    value = (value << BigInt(width)) | n;
+    bits += width;
+  }
+  return { value, bits };
+}
+
+function check(kind: string, payload: bigint): bigint {
+  return BigInt(createHmac('sha256', CHECK_KEY).update(`${kind}:${payload.toString(16)}`).digest().readUInt32BE(0));
+}
+
+function withCheck(kind: string, payload: { value: bigint }): bigint {
+  return (payload.value << 32n) | check(kind, payload.value);
+}
+
+/** The fields of an id whose check matches and whose layout version is known, else null. */
+function unpack(kind: string, id: bigint, widths: readonly number[]): number[] | null {
+  const payload = id >> 32n;
+  if ((id & 0xffffffffn) !== check(kind, payload)) return null;
+  const total = widths.reduce((a, b) => a + b, 0);
+  if (payload >> BigInt(total) !== 0n) return null;
+  const out: number[] = [];
+  let shift = total;
+  for (const width of widths) {
+    shift -= width;
+    out.push(Number((payload >> BigInt(shift)) & ((1n << BigInt(width)) - 1n)));
+  }
+  return out[1] === VERSION ? out : null;
+}
+
+function base36(text: string): bigint {
+  let n = 0n;
+  for (const ch of text) n = n * 36n + BigInt(parseInt(ch, 36));
+  return n;
+}

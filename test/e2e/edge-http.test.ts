@@ -1,0 +1,191 @@
+/**
+ * The API's HTTP server limits, against the real process with small settings: a client that
+ * drips its headers (slowloris) or its body is cut off, a long answer (stream or slow upstream)
+ * is not, and connections over HTTP_MAX_CONNECTIONS are refused without harming the others.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { call } from '../support/client';
+import { buildRequest, rawRequest } from '../support/raw-http';
+import { TEST_DATA } from '../support/processes';
+import { startGateway, type Gateway } from '../support/stack';
+
+const HEADERS_TIMEOUT_MS = 1500;
+const REQUEST_TIMEOUT_MS = 3000;
+const MAX_CONNECTIONS = 24;
+
+let gw: Gateway;
+let key: string;
+let port: number;
+
+beforeAll(async () => {
+  gw = await startGateway({
+    noWorker: true,
+    env: {
+      HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+      HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+    },
+  });
+  key = await gw.issueKey('edge-http');
+  port = Number(new URL(gw.url).port);
+}, 120_000);
+
+afterAll(async () => {
+  await gw?.stop();
+}, 120_000);
+
+/** A socket that writes `first`, then `drip` every `everyMs` until the server closes it; what it read and when it closed. */
+function drip(first: string, drip: string, everyMs: number, giveUpMs: number): Promise<{ closedAfterMs: number | null; received: string }> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    let timer: NodeJS.Timeout | undefined;
+    const done = (closed: boolean) => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      socket.destroy();
+      resolve({ closedAfterMs: closed ? Date.now() - started : null, received });
+    };
+    const giveUp = setTimeout(() => done(false), giveUpMs);
+    socket.on('connect', () => {
+      socket.write(first);
+      timer = setInterval(() => {
+        if (!socket.destroyed) socket.write(drip, () => undefined);
+      }, everyMs);
+    });
+    socket.on('data', (d) => (received += d.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => done(true));
+  });
+}
+
+test('a client dripping its headers (slowloris) gets 408 and is cut off; others are served meanwhile', async () => {
+  const slow = drip('GET /v1/models HTTP/1.1\r\nHost: x\r\n', 'X-Drip: y\r\n', 200, 20_000);
+  const served = await call(`${gw.url}/v1/models`, { key });
+  expect(served.status).toBe(200);
+  const { closedAfterMs, received } = await slow;
+  // Cut after the headers deadline (checked every second), long before the 20 s give-up.
+  expect(closedAfterMs).not.toBeNull();
+  expect(closedAfterMs!).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
+  expect(received).toMatch(/^HTTP\/1\.1 408/);
+}, 30_000);
+
+test('a client dripping its body is cut off at the request deadline', async () => {
+  const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"model":"gpt-4o-mini","messages":[`;
+  const { closedAfterMs } = await drip(head, ' ', 200, 20_000);
+  expect(closedAfterMs).not.toBeNull();
+  expect(closedAfterMs!).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
+}, 30_000);
+
+test('a stream that lasts longer than the request deadline is not cut', async () => {
+  // Ten words, each its own event, 600 ms apart: about 6 s of stream after a request received at once.
+  const prompt = 'one two three four five six seven eight nine ten [sim:delay=600]';
+  const started = Date.now();
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: prompt }] }),
+  });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(Date.now() - started).toBeGreaterThan(REQUEST_TIMEOUT_MS);
+  expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+}, 30_000);
+
+test('a slow upstream answer (headers after the request deadline) is not cut either', async () => {
+  const res = await call(`${gw.url}/v1/chat/completions`, { key, json: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `hello [sim:slow=${REQUEST_TIMEOUT_MS + 1500}]` }] } });
+  expect(res.status).toBe(200);
+}, 30_000);
+
+/** A kept-alive connection that has been served once; null when the server refused it. */
+async function openServed(): Promise<net.Socket | null> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  return new Promise((resolve) => {
+    let got = '';
+    let settled = false;
+    const finish = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.removeAllListeners('data');
+      socket.removeAllListeners('close');
+      resolve(ok ? socket : null);
+      if (!ok) socket.destroy();
+    };
+    socket.on('connect', () => socket.write('GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n'));
+    socket.on('data', (d) => {
+      got += d.toString('latin1');
+      if (got.includes('\r\n\r\n') && got.includes('unknown_route')) finish(true);
+    });
+    socket.on('close', () => finish(false));
+    const timer = setTimeout(() => finish(false), 10_000);
+  });
+}
+
+/** One more request on an open connection; its status. */
+function again(socket: net.Socket): Promise<number | null> {
+  return new Promise((resolve) => {
+    let got = '';
+    const timer = setTimeout(() => resolve(null), 10_000);
+    socket.on('data', (d) => {
+      got += d.toString('latin1');
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(got);
+      if (match && got.includes('unknown_route')) {
+        clearTimeout(timer);
+        socket.removeAllListeners('data');
+        resolve(Number(match[1]));
+      }
+    });
+    socket.write('GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n');
+  });
+}
+
+test('connections over HTTP_MAX_CONNECTIONS are refused at accept; the open ones keep working', async () => {
+  const open: net.Socket[] = [];
+  let refused = 0;
+  // This process may hold a few pooled connections of its own: open until the server refuses.
+  for (let i = 0; i < MAX_CONNECTIONS + 10 && refused === 0; i++) {
+    const socket = await openServed();
+    if (socket) open.push(socket);
+    else refused++;
+  }
+  try {
+    expect(refused).toBe(1);
+    expect(open.length).toBeLessThanOrEqual(MAX_CONNECTIONS);
+    // Every connection that was in is still served.
+    expect(await Promise.all(open.map(again))).toEqual(open.map(() => 404));
+    // A freed slot is usable again.
+    open.pop()!.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    const next = await openServed();
+    expect(next).not.toBeNull();
+    next?.destroy();
+  } finally {
+    for (const s of open) s.destroy();
+    // The server counts a socket as gone only when it sees the close: wait for that, so that the
+    // next test's connection is not refused as one over the limit.
+    for (let i = 0; i < 50; i++) {
+      const probe = await openServed();
+      if (probe) {
+        probe.destroy();
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}, 60_000);
+
+test('a request line and headers over HTTP_MAX_HEADER_BYTES get 431', async () => {
+  const res = await rawRequest(port, buildRequest('GET', '/v1/models', [['Host', 'x'], ['X-Big', 'a'.repeat(20_000)], ['Connection', 'close']]));
+  expect(res.status).toBe(431);
+});
+
+test('clients cut off or gone are not logged as unhandled errors', () => {
+  const log = fs.readFileSync(path.join(TEST_DATA, `${path.basename(gw.dataDir)}-api.log`), 'utf8');
+  expect(log).toContain('"status":400'); // the dripped body, answered (to nobody) as incomplete
+  expect(log).not.toContain('unhandled error');
+});
