@@ -22,7 +22,7 @@
  * moods then hit both sides alike, and the change is what one build adds to a request's time
  * under the very same load. `--cpu-prof DIR` writes a CPU profile of each API process into
  * DIR/<side>-<pair>/, to compare where two builds spend the same load's CPU.
- * See docs/bench-billing.md.
+ * See docs/benchmarks.md (bench:video-ab).
  */
 import fs from 'node:fs';
 import path from 'node:path';

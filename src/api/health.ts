@@ -1,5 +1,5 @@
 /**
- * Three health answers, for three questions (README, "Health and supervision"):
+ * Three health answers, for three questions (docs/operations.md, "Health and supervision"):
  *
  * - /livez: is this process alive? The event loop answered; nothing else is touched, so a
  *   slow store or an absent Temporal never makes an orchestrator kill a process that would

@@ -13,7 +13,7 @@ export interface VideoModel {
   endpoints: readonly VideoEndpoint[];
   /** aspect_ratio is accepted everywhere on /v1/video/create but honored only here (spec 4.1). */
   honorsAspectRatio: boolean;
-  /** Maximum reference images on /v1/video/create (spec section 8; others documented in the README). */
+  /** Maximum reference images on /v1/video/create (spec section 8; others documented in docs/api.md). */
   maxImages: number;
   /** How reference images are used upstream. */
   imageRole: 'first-frame' | 'first-last-frame' | 'components';

@@ -90,7 +90,7 @@ export function isVideoChannel(c: Channel): c is VideoChannel {
   return !isTextChannel(c);
 }
 
-/** upstreams.md's default mapping of gateway models to Veo models. */
+/** The default mapping of gateway models to Veo models. */
 export const DEFAULT_VEO_MODELS: Record<string, string> = {
   vidgen2: 'veo-2.0-generate-001',
   'vidgen2-fast': 'veo-2.0-generate-001',

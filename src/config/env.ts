@@ -24,7 +24,7 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ADMIN_TOKEN: optionalString,
 
-  // HTTP server limits (request-limits section of the README)
+  // HTTP server limits (docs/api.md, "Request limits")
   /** Time a client has to send a request's headers (slowloris); 408 and closed after. */
   HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000).default(20_000),
   /** Time a client has to send a whole request, body included; a response may take longer (streams are not cut). */
@@ -71,7 +71,7 @@ export const envSchema = z.object({
   /** How often a streamed video chat completion re-reads its task for progress. */
   STREAM_POLL_MS: int(50, 60_000).default(1000),
 
-  // Supervision (README, "Health and supervision")
+  // Supervision (docs/operations.md, "Health and supervision")
   /**
    * `npm start` restarts its embedded Temporal dev server (and replaces its in-process worker)
    * at most this many times within SUPERVISOR_RESTART_WINDOW_SECONDS; one more failure and the

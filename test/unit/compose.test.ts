@@ -540,7 +540,7 @@ describe('docker-compose.yml matches what the gateway reads', () => {
     expect((RULES[rule] as Rule)(variant(deployment, mutate)).length).toBeGreaterThan(0);
   });
 
-  test('the Dockerfile installs from the lock file and builds the image the README promises', () => {
+  test('the Dockerfile installs from the lock file and builds the image docs/deployment.md describes', () => {
     const stages = parseDockerfile(deployment.dockerfile);
     expect(stages.map((s) => s.from)).toEqual(['node:20-bookworm-slim', 'node:20-bookworm-slim']);
     expect(execForm(lastOf(stages.at(-1), 'CMD'))).toEqual(commandOf(deployment.compose.services['gateway-api']));

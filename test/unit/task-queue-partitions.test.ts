@@ -1,7 +1,7 @@
 /**
  * One partition per task queue, in both Temporals the project starts: the embedded dev server
  * and the compose file's server. With Temporal's default four, a workflow task retried after a
- * timeout waited minutes for a poller (docs/deployment.md, docs/bench-billing.md).
+ * timeout waited minutes for a poller (docs/deployment.md, docs/benchmarks.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
