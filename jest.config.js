@@ -1,4 +1,4 @@
-/** Unit tests are pure and fast; e2e tests drive the real stack (Temporal dev server, worker, API, simulator). */
+/** Unit tests are pure and fast; workflow tests run the workflow bundle on a local dev server; e2e tests drive the real stack (Temporal dev server, worker, API, simulator). */
 const tsJest = ['ts-jest', { isolatedModules: true, diagnostics: false }];
 module.exports = {
   testTimeout: 120000,
@@ -8,6 +8,13 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
       testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/simulator/**/*.test.ts'],
+    },
+    {
+      // The shipped workflow bundle on a local dev server with scripted activities, and the replay of saved histories.
+      displayName: 'workflow',
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': tsJest },
+      testMatch: ['<rootDir>/test/workflow/**/*.test.ts'],
     },
     {
       displayName: 'e2e',

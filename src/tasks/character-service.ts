@@ -7,7 +7,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdRe
 import { ApplicationFailure } from '@temporalio/common';
 import { GatewayError, InvalidRequestError, ServiceUnavailableError } from '../api/errors';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
-import type { CharacterInput } from '../workflows/character';
+import { characterWorkflow, type CharacterInput } from '../workflows/character';
 import { FAILURE_TYPES } from '../workflows/video-task-types';
 import type { CharacterState } from './task';
 import { startFailure } from './task-service';
@@ -28,7 +28,7 @@ export class CharacterService {
     let handle;
     try {
       handle = await connection.withDeadline(Date.now() + this.opts.rpcTimeoutMs, () =>
-        this.client.workflow.start('characterWorkflow', {
+        this.client.workflow.start(characterWorkflow, {
           taskQueue: this.opts.taskQueue,
           workflowId: input.characterId,
           args: [input],

@@ -22,6 +22,7 @@ import {
 import { ServiceUnavailableError } from '../api/errors';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import { STATE_QUERY, type VideoTaskInput } from '../workflows/video-task-types';
+import { videoTaskWorkflow } from '../workflows/video-task';
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
 
 export interface TaskServiceOptions {
@@ -57,7 +58,7 @@ export class TaskService {
     const input: VideoTaskInput = { request };
     try {
       await this.rpc(() =>
-        this.client.workflow.start('videoTaskWorkflow', {
+        this.client.workflow.start(videoTaskWorkflow, {
           taskQueue: this.opts.taskQueue,
           workflowId: request.taskId,
           args: [input],
