@@ -99,6 +99,26 @@ async function mapErrors<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * How often an upstream step (submit, remix, character, prompt) heartbeats. Their heartbeat
+ * timeout (src/workflows/video-task.ts) is what tells the server that the worker running one
+ * died: without it, the step would wait out its whole start-to-close timeout (minutes) before
+ * another worker retries it.
+ */
+const STEP_HEARTBEAT_MS = 2000;
+
+/** Runs an upstream step, heartbeating while it runs. */
+async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const beat = setInterval(() => ctx.heartbeat(), STEP_HEARTBEAT_MS);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(beat);
+  }
+}
+
 export function createVideoActivities(deps: VideoActivityDeps) {
   const byName = new Map(deps.channels.map((c) => [c.name, c]));
   const clients = new Map<string, VideoUpstream>();
@@ -171,7 +191,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
     },
 
     async enhancePrompt(input: { prompt: string }): Promise<string> {
-      return deps.enhancer.enhance(input.prompt);
+      return heartbeating(() => deps.enhancer.enhance(input.prompt));
     },
 
     /** ownerId: the key whose fetch slots the clip's fetch takes (absent in histories from before it: the task's own). */
@@ -181,7 +201,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
         throw ApplicationFailure.nonRetryable(`channel ${input.channel} cannot create characters`, FAILURE_TYPES.upstreamRejected);
       }
       const create = upstream.createCharacter;
-      return mapErrors(async () => {
+      return heartbeating(() => mapErrors(async () => {
         const source = input.source;
         const notMp4 = () => new FetchRejectedError(`${source.kind === 'url' ? 'the character URL' : 'the source task'} is not an MP4 video`);
         const clip =
@@ -196,14 +216,14 @@ export function createVideoActivities(deps: VideoActivityDeps) {
         if (!isMp4(clip)) throw notMp4();
         const name = input.name ?? `gw_${randomBytes(5).toString('hex')}`;
         return create(name, clip, { timestamps: source.timestamps, selfPortrait: source.selfPortrait });
-      });
+      }));
     },
 
     /** The provider's picture of the character when it has one, else the gateway's default avatar. */
     async storeProfilePicture(input: { characterId: string; channel: string; upstreamId: string }): Promise<string> {
       const upstream = client(input.channel);
       const key = `characters/${input.characterId}.png`;
-      const picture = await mapErrors(async () => (upstream.profilePicture ? await upstream.profilePicture(input.upstreamId) : null));
+      const picture = await heartbeating(() => mapErrors(async () => (upstream.profilePicture ? await upstream.profilePicture(input.upstreamId) : null)));
       await deps.blobs.write(key, picture ?? DEFAULT_AVATAR_PNG);
       return key;
     },
@@ -213,7 +233,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       const model = findVideoModel(request.model);
       if (!model) throw ApplicationFailure.nonRetryable(`unknown model ${request.model}`, FAILURE_TYPES.inputRejected);
       const upstream = client(plan.channel);
-      return mapErrors(async () => {
+      return heartbeating(() => mapErrors(async () => {
         const images = await loadImages(request.ownerId, request.images);
         return upstream.submit({
           taskId: request.taskId,
@@ -231,7 +251,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
           style: request.style,
           metadata: request.metadata,
         });
-      });
+      }));
     },
 
     async submitRemix(input: { request: TaskRequest; plan: ChannelPlan; prompt: string }): Promise<string> {
@@ -240,7 +260,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       const upstream = client(input.plan.channel);
       const remix = upstream.remix?.bind(upstream);
       if (!remix) throw ApplicationFailure.nonRetryable(`channel ${input.plan.channel} cannot remix`, FAILURE_TYPES.upstreamRejected);
-      return mapErrors(() => remix({ taskId: input.request.taskId, sourceJobId: source.jobId, prompt: input.prompt, size: input.request.size }));
+      return heartbeating(() => mapErrors(() => remix({ taskId: input.request.taskId, sourceJobId: source.jobId, prompt: input.prompt, size: input.request.size })));
     },
 
     async pollVideo(input: { channel: string; jobId: string }): Promise<PollResult> {

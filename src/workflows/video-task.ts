@@ -52,6 +52,9 @@ export const { settleTask, claimCharge } = proxyLocalActivities<BillingActivitie
  */
 export const CHARGE_CLAIM_PATCH = 'charge-claimed-before-work';
 
+/** How long an upstream step may go without a heartbeat before the server retries it elsewhere. */
+const STEP_HEARTBEAT_TIMEOUT = '15s';
+
 /**
  * Activity stubs with explicit timeouts; the backoff of upstream retries comes from the
  * worker's configuration through the plan (recorded in history, so replay sees the same).
@@ -65,8 +68,13 @@ export function upstreamActivities(plan: ChannelPlan) {
   };
   return {
     // Stubs are proxies with no own keys, so each is picked by name rather than spread.
-    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '90s', retry: { ...retry, maximumAttempts: 4 } }), 'enhancePrompt'),
-    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', scheduleToCloseTimeout: '1h', retry }), 'submitVideo', 'submitRemix', 'createCharacter', 'storeProfilePicture'),
+    // The upstream steps heartbeat (activities/video-activities.ts): a worker that dies
+    // mid-step is noticed after STEP_HEARTBEAT_TIMEOUT, not after the whole start-to-close.
+    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '90s', heartbeatTimeout: STEP_HEARTBEAT_TIMEOUT, retry: { ...retry, maximumAttempts: 4 } }), 'enhancePrompt'),
+    ...pick(
+      proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', heartbeatTimeout: STEP_HEARTBEAT_TIMEOUT, scheduleToCloseTimeout: '1h', retry }),
+      'submitVideo', 'submitRemix', 'createCharacter', 'storeProfilePicture',
+    ),
     // Polls are short GETs: as local activities they run inside the workflow task, which
     // halves the server round trips of every poll iteration (the dominant load with many
     // tasks in flight). A provider outage longer than 2 h fails the task rather than

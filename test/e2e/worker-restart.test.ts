@@ -60,3 +60,15 @@ test('tasks created while no worker runs wait as pending and complete once one s
   const { final } = await waitForTerminal(gw.url, key, created.id, 90_000);
   expect(final.status).toBe('completed');
 });
+
+test('a worker killed in the middle of a submit: the submit is retried within seconds, not after its start-to-close timeout', async () => {
+  // The provider takes 6 s to answer the submit; the worker dies 2 s into it and a new one starts at once.
+  const created = await createTask(gw.url, key, { model: 'vidgen2-pro', prompt: 'a submit cut short [sim:slow=6000][sim:ms=300]' });
+  await new Promise((r) => setTimeout(r, 2000));
+  await gw.killWorker();
+  await gw.startWorker();
+  // The step's heartbeat timeout (15 s) notices the dead worker; its 3-minute start-to-close
+  // timeout would not have, within this wait.
+  const { final } = await waitForTerminal(gw.url, key, created.id, 75_000);
+  expect(final.status).toBe('completed');
+}, 120_000);
