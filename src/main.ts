@@ -93,13 +93,13 @@ async function main(): Promise<void> {
 
     const channels = loadChannels(config);
     if (channels.some((c) => c.simulated) && !env.SIMULATOR_URL) {
-      // A tool apart from the product, so a process of its own, tied to this one.
+      // A tool apart from the product (simulator/), so a process of its own, tied to this one.
       // The channels point at SIMULATOR_PORT, so it cannot be a random one here.
       if (env.SIMULATOR_PORT === 0) throw new Error('SIMULATOR_PORT=0 (a random port) is for the standalone simulator; npm start needs a fixed one');
       const url = simulatorUrl(config);
       const sim = await startNodeChild({
         what: 'the provider simulator',
-        script: path.join(projectRoot(), 'dist', 'src', 'simulator', 'main.js'),
+        script: path.join(projectRoot(), 'dist', 'simulator', 'main.js'),
         missingHint: 'run `npm start`, it builds the simulator',
         env: {
           HOST: '127.0.0.1',

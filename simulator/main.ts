@@ -1,5 +1,5 @@
 /**
- * Standalone provider simulator: `npm run simulator` (or `node dist/src/simulator/main.js`).
+ * Standalone provider simulator: `npm run simulator` (or `node dist/simulator/main.js`).
  * Reads HOST, SIMULATOR_PORT, SIMULATOR_JOB_MS, SIMULATOR_FAULT_RATE, SIMULATOR_LATENCY_MS and
  * LOG_LEVEL, prints one JSON log line with its URL and stops cleanly on SIGINT/SIGTERM.
  *
@@ -10,7 +10,7 @@
  * simulator after the worker has drained (a terminal's Ctrl-C reaches the whole process group).
  */
 import pino from 'pino';
-import { ConfigError, loadConfig, type Config } from '../config/env';
+import { ConfigError, loadConfig, type Config } from '../src/config/env';
 import { startSimulator } from './server';
 
 /** After this long, a stop that is still closing sockets exits anyway. */

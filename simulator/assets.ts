@@ -11,7 +11,7 @@
  *
  * The profile picture PNG is the gateway's default avatar (src/storage/default-avatar.ts).
  */
-import { DEFAULT_AVATAR_PNG } from '../storage/default-avatar';
+import { DEFAULT_AVATAR_PNG } from '../src/storage/default-avatar';
 
 const SAMPLE_MP4_B64 =
   'AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDEAAAMybW9vdgAAAGxtdmhkAAAAAAAAAAAAAAAAAAAD6AAAA+gAAQAAAQAA' +
