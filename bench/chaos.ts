@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     children.removeAtEnd(dir);
     const simPort = await freePort();
     const simulatorUrl = `http://127.0.0.1:${simPort}`;
-    children.add(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), SIMULATOR_JOB_MS: '2000' }, path.join(dir, 'simulator.log')));
+    children.add(runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), SIMULATOR_JOB_MS: '2000' }, path.join(dir, 'simulator.log')));
     await waitFor('the simulator', async () => (await fetch(`${simulatorUrl}/_sim/health`)).ok, 20_000);
     const reports: ChaosReport[] = [];
     const modes = opts.mode === 'both' ? (['scale-out', 'embedded'] as const) : [opts.mode];

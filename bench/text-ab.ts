@@ -142,7 +142,7 @@ async function main(): Promise<void> {
   const simUrl = `http://127.0.0.1:${simPort}`;
   const simLog = path.join(benchData, 'text-ab-simulator.log');
   fs.writeFileSync(simLog, '');
-  const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, simLog, root);
+  const sim = runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, simLog, root);
   bench.add(sim);
   await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
   console.log(`\nbench:text-ab  this checkout (${root}, billing ${opts.billing}) against ${opts.against} (billing ${opts.againstBilling})`);

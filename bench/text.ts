@@ -273,7 +273,7 @@ async function main(): Promise<void> {
 
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
-  const sim = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, logs.simulator);
+  const sim = runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, logs.simulator);
   bench.add(sim);
   await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 

@@ -231,7 +231,7 @@ async function main(): Promise<void> {
   bench.atEnd(() => temporalServer.stop());
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
-  bench.add(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-ab-simulator', root));
+  bench.add(runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-ab-simulator', root));
   await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
   const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
   const shared = { temporalAddress: temporalServer.address, simUrl, runDir, pollMs: opts.pollMs, cpuProfDir: opts.cpuProfDir };

@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   bench.atEnd(() => temporalServer.stop());
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
-  const simulatorProc = bench.add(runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway));
+  const simulatorProc = bench.add(runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway));
   await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 
   const apiPort = await freePort();

@@ -34,7 +34,7 @@ const DIST = path.join(ROOT, 'dist');
 const BUILD_INFO = path.join(DIST, '.tsbuildinfo.build');
 const BUILD_STAMP = path.join(DIST, '.setup-build.sha256');
 const BUNDLE_SCRIPT = path.join(DIST, 'scripts', 'bundle-workflows.js');
-const BUILD_INPUT_DIRS = ['src', 'scripts', 'bench', 'test/support'];
+const BUILD_INPUT_DIRS = ['src', 'simulator', 'scripts', 'bench', 'test/support'];
 const BUILD_INPUT_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 
 const LOCK = path.join(TOOLS, 'setup.lock');

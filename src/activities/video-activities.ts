@@ -22,8 +22,7 @@ import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../ups
 import { videoClientFor } from '../upstreams/video-clients';
 import { FAILURE_TYPES, type ChannelPlan } from '../workflows/video-task-types';
 import type { PromptEnhancer } from './prompt-enhancer';
-// The simulator's small profile PNG doubles as the default avatar for providers that have no picture.
-import { PROFILE_PNG as DEFAULT_AVATAR_PNG } from '../simulator/assets';
+import { DEFAULT_AVATAR_PNG } from '../storage/default-avatar';
 
 export interface VideoActivityDeps {
   channels: readonly VideoChannel[];

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../simulator/assets';
 import { call, createTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 import { upstreamJobOf } from '../support/upstream';

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { SAMPLE_MP4 } from '../../src/simulator/assets';
+import { SAMPLE_MP4 } from '../../simulator/assets';
 import { createTask, queryTask, waitForTerminal } from '../support/client';
 import { freePort, waitFor } from '../support/ports';
 import { ROOT, TEST_DATA } from '../support/processes';
@@ -79,7 +79,7 @@ test('a simulator killed with SIGKILL and started again answers for its jobs and
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const env = { HOST: '127.0.0.1', SIMULATOR_PORT: String(port), SIMULATOR_JOB_MS: '4000' };
-  const first = start('dist/src/simulator/main.js', env, 'crash-simulator-1');
+  const first = start('dist/simulator/main.js', env, 'crash-simulator-1');
   await waitFor('simulator', async () => (await fetch(`${url}/_sim/health`).catch(() => null))?.ok, 20_000);
 
   const video = (await (await fetch(`${url}/v1/videos`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'crash [sim:ms=3000]', seconds: '8' }) })).json()) as { id: string };
@@ -95,7 +95,7 @@ test('a simulator killed with SIGKILL and started again answers for its jobs and
 
   await killGroup(first);
   expect(await portOpen(port)).toBe(false);
-  start('dist/src/simulator/main.js', env, 'crash-simulator-2');
+  start('dist/simulator/main.js', env, 'crash-simulator-2');
   await waitFor('simulator again', async () => (await fetch(`${url}/_sim/health`).catch(() => null))?.ok, 20_000);
 
   const done = await waitFor('video completed', async () => {

@@ -15,7 +15,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { THUMBNAIL_PNG } from '../../simulator/assets';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
 import { waitFor } from '../support/ports';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';

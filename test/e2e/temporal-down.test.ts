@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { THUMBNAIL_PNG } from '../../simulator/assets';
 import { freePort } from '../support/ports';
 import { call } from '../support/client';
 import { startGateway, type Gateway } from '../support/stack';

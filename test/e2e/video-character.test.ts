@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../simulator/assets';
 import { call, createTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 import { taskMemoState, upstreamJobOf, type SimJob } from '../support/upstream';

@@ -3,7 +3,7 @@
  * never a 500, never a hang. Also the key lifecycle (401 for missing, unknown, revoked and
  * foreign keys) and the admin API.
  */
-import { THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { THUMBNAIL_PNG } from '../../simulator/assets';
 import { call } from '../support/client';
 import { ADMIN_TOKEN, startGateway, type Gateway } from '../support/stack';
 

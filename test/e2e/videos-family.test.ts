@@ -4,7 +4,7 @@
  */
 import OpenAI, { toFile } from 'openai';
 import { Client, Connection } from '@temporalio/client';
-import { THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { THUMBNAIL_PNG } from '../../simulator/assets';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 import { upstreamJobOf } from '../support/upstream';

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server';
+import { startSimulator, type RunningSimulator } from '../../simulator/server';
 
 interface Block { type: string; text?: string; thinking?: string; signature?: string; id?: string; name?: string; input?: Record<string, unknown> }
 interface Message {

@@ -1,6 +1,6 @@
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server';
-import { AttemptCounters, parseMarkers, pollFault, randomFault, submitFault } from '../../src/simulator/faults';
-import { SAMPLE_MP4 } from '../../src/simulator/assets';
+import { startSimulator, type RunningSimulator } from '../../simulator/server';
+import { AttemptCounters, parseMarkers, pollFault, randomFault, submitFault } from '../../simulator/faults';
+import { SAMPLE_MP4 } from '../../simulator/assets';
 
 interface Video { id: string; status: string; progress: number; error: { code: string; message: string } | null; completed_at: number | null; expires_at: number | null }
 interface Operation {

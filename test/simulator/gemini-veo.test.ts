@@ -1,5 +1,5 @@
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server';
-import { SAMPLE_MP4 } from '../../src/simulator/assets';
+import { startSimulator, type RunningSimulator } from '../../simulator/server';
+import { SAMPLE_MP4 } from '../../simulator/assets';
 
 interface GoogleError { error: { code: number; message: string; status: string } }
 interface Operation {

@@ -1,8 +1,8 @@
-/** Ids that carry a job's state (src/simulator/job-ids.ts): every field round-trips, made-up ids do not decode. */
+/** Ids that carry a job's state (simulator/job-ids.ts): every field round-trips, made-up ids do not decode. */
 import { randomBytes } from 'node:crypto';
 import {
   characterId, MAX_ID_DURATION_MS, modelHash, openAiVideoId, readCharacterId, readOpenAiVideoId, readVeoOperationId, veoOperationId,
-} from '../../src/simulator/job-ids';
+} from '../../simulator/job-ids';
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server';
+import { startSimulator, type RunningSimulator } from '../../simulator/server';
 
 interface ToolCall { id: string; type: string; function: { name: string; arguments: string } }
 interface Completion {

@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from 'openai';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server';
-import { PROFILE_PNG, SAMPLE_MP4, SPRITESHEET_JPEG, THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { startSimulator, type RunningSimulator } from '../../simulator/server';
+import { PROFILE_PNG, SAMPLE_MP4, SPRITESHEET_JPEG, THUMBNAIL_PNG } from '../../simulator/assets';
 
 interface Video {
   id: string; object: string; model: string; status: string; progress: number;

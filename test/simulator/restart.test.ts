@@ -4,8 +4,8 @@
  * outcome and progress timeline, content, remix, characters cast in a create, Veo operations
  * and their files. test/e2e/crash-restart.test.ts does the same with a process killed by SIGKILL.
  */
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server';
-import { SAMPLE_MP4 } from '../../src/simulator/assets';
+import { startSimulator, type RunningSimulator } from '../../simulator/server';
+import { SAMPLE_MP4 } from '../../simulator/assets';
 
 interface Video {
   id: string; model: string; status: string; progress: number; created_at: number; completed_at: number | null;

@@ -1,8 +1,8 @@
 import net from 'node:net';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server';
-import { newJob, progressAt, statusAt } from '../../src/simulator/jobs';
-import { parseMarkers } from '../../src/simulator/faults';
-import { looksLikeMp4, SAMPLE_MP4, sniffImage, THUMBNAIL_PNG, PROFILE_PNG, SPRITESHEET_JPEG } from '../../src/simulator/assets';
+import { startSimulator, type RunningSimulator } from '../../simulator/server';
+import { newJob, progressAt, statusAt } from '../../simulator/jobs';
+import { parseMarkers } from '../../simulator/faults';
+import { looksLikeMp4, SAMPLE_MP4, sniffImage, THUMBNAIL_PNG, PROFILE_PNG, SPRITESHEET_JPEG } from '../../simulator/assets';
 
 interface Stats { jobsCreated: { veo: number; openai: number }; charactersCreated: number; jobsStored: number; requests: Record<string, number>; faults: Record<string, number> }
 interface SimJob {

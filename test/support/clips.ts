@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SAMPLE_MP4 } from '../../src/simulator/assets';
+import { SAMPLE_MP4 } from '../../simulator/assets';
 
 /** A character clip (a real MP4) served after `delayMs`: a create that makes a character then takes that long at least. */
 export async function slowClipServer(delayMs: number): Promise<{ base: string; close: () => void }> {

@@ -5,7 +5,7 @@
  * turns it into the bytes sent.
  */
 import fc from 'fast-check';
-import { THUMBNAIL_PNG } from '../../src/simulator/assets';
+import { THUMBNAIL_PNG } from '../../simulator/assets';
 
 /** Every prompt the suite sends carries this, so the logs can be searched for prompts. */
 export const PROMPT_MARK = 'zqfuzzprompt';

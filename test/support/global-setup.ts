@@ -16,7 +16,7 @@ declare global {
 }
 
 export default async function globalSetup(): Promise<void> {
-  for (const f of ['dist/src/api/server.js', 'dist/src/worker.js', 'dist/src/simulator/main.js', 'dist/workflow-bundle.js']) {
+  for (const f of ['dist/src/api/server.js', 'dist/src/worker.js', 'dist/simulator/main.js', 'dist/workflow-bundle.js']) {
     if (!fs.existsSync(path.join(ROOT, f))) throw new Error(`${f} is missing: run the tests with \`npm test\` (it builds first).`);
   }
   const cli = path.join(ROOT, '.tools/temporal/bin/temporal');
@@ -38,7 +38,7 @@ export default async function globalSetup(): Promise<void> {
   const address = temporal.address;
 
   const simPort = await freePort();
-  const simulator = runNode('dist/src/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), SIMULATOR_JOB_MS: '1500' }, 'simulator');
+  const simulator = runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), SIMULATOR_JOB_MS: '1500' }, 'simulator');
   const simUrl = `http://127.0.0.1:${simPort}`;
   await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 

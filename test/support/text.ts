@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ChannelHealthView } from '../../src/proxy/channel-health';
-import { pieces, tokensFor } from '../../src/simulator/anthropic-messages';
+import { pieces, tokensFor } from '../../simulator/anthropic-messages';
 import type { UsageRecordView, UsageTotals } from '../../src/store/usage';
 import { ADMIN_TOKEN } from './stack';
 

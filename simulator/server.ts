@@ -241,7 +241,12 @@ function introspectionModule(idem: IdempotencyStore): ProtocolModule {
     upstream: false,
     error: simError,
     routes: [
-      { name: 'sim.health', method: 'GET', path: /^\/_sim\/health$/, handle: () => json(200, { ok: true }) },
+      {
+        // The pid lets a parent that started this process as a child (the gateway's `npm start`) tell
+        // its own simulator from another process answering on the port.
+        name: 'sim.health', method: 'GET', path: /^\/_sim\/health$/,
+        handle: () => ({ ...json(200, { ok: true }), headers: { 'x-simulator-pid': String(process.pid) } }),
+      },
       {
         name: 'sim.stats', method: 'GET', path: /^\/_sim\/stats$/,
         handle: (ctx) => json(200, ctx.sim.stats.toJSON(ctx.sim.jobs.size)),

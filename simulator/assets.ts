@@ -8,8 +8,10 @@
  *            -fflags +bitexact -flags:v +bitexact sample.mp4            (H.264, 160x90, 1 s, 12 frames, moov first)
  *   thumbnail PNG:   first frame of the same test source, 160x90
  *   spritesheet JPEG: 4 frames of the MP4 scaled to 80x45 and tiled 4x1 (320x45)
- *   profile picture PNG: 64x64 flat "avatar"
+ *
+ * The profile picture PNG is the gateway's default avatar (src/storage/default-avatar.ts).
  */
+import { DEFAULT_AVATAR_PNG } from '../src/storage/default-avatar';
 
 const SAMPLE_MP4_B64 =
   'AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDEAAAMybW9vdgAAAGxtdmhkAAAAAAAAAAAAAAAAAAAD6AAAA+gAAQAAAQAA' +
@@ -199,19 +201,14 @@ const SPRITESHEET_JPEG_B64 =
   'OxjxFti4RaCnSPVe6RqijiclO+VCSklyC77sC/RdaLjES0uY5Ad4DEe9x4XwUvD46uJalKUlQJAZmwGIbX33FXD9PMuPNmZtWbEP' +
   'hrZZumTkYMuxYR07QX2EVxZHh3w5u2S+1AvQyWCA/wAOTgKgAal2Emz1H1K//9k=';
 
-const PROFILE_PNG_B64 =
-  'iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAIAAAAlC+aJAAAACXBIWXMAAAABAAAAAQBPJcTWAAAAb0lEQVR4nO3TUQ3AIABDQSzN' +
-  'EzJnABNIIXhYIB3hkgp499Hy1Hb0SrwAIF0AkC4ASBcApAsA0gVJwOjvkgEAAAAAAAAAAAAAAAAAAAAAnAX4wwDSuwOw6qw7zg0A' +
-  'AAAAAAAAAAAAAAAAAAAA8AkwASDMPbQZAz8iAAAAAElFTkSuQmCC';
-
 /** A valid, playable MP4 (H.264 baseline, 160x90, 1 s, +faststart). */
 export const SAMPLE_MP4: Buffer = Buffer.from(SAMPLE_MP4_B64, 'base64');
 /** PNG served as the `thumbnail` variant of an OpenAI-style video. */
 export const THUMBNAIL_PNG: Buffer = Buffer.from(THUMBNAIL_PNG_B64, 'base64');
 /** JPEG served as the `spritesheet` variant of an OpenAI-style video. */
 export const SPRITESHEET_JPEG: Buffer = Buffer.from(SPRITESHEET_JPEG_B64, 'base64');
-/** PNG served as a character's profile picture. */
-export const PROFILE_PNG: Buffer = Buffer.from(PROFILE_PNG_B64, 'base64');
+/** PNG served as a character's profile picture: the gateway's own default avatar. */
+export const PROFILE_PNG: Buffer = DEFAULT_AVATAR_PNG;
 
 export type ImageMime = 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
 
