@@ -15,7 +15,7 @@ import { FetchRejectedError, readHead } from '../net/url-guard';
 import { FetchSlotsBusyError, type FetchFile, type UserUrlFetcher } from '../net/user-url-fetcher';
 import { isMp4, sniffImage } from '../net/media';
 import { storageKeys, type BlobStore } from '../storage/blob-store';
-import type { EdgeOutcome } from '../store/billing';
+import type { EdgeOutcome } from '../billing/charge-lifecycle';
 import type { CharacterSource, ImageRef, StoredVideo, TaskRequest } from '../tasks/task';
 import { UpstreamError } from '../upstreams/http';
 import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../upstreams/video-upstream';

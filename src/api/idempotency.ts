@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
-import type { BillingStore } from '../store/billing';
+import type { BillingStore } from '../billing/ledger';
 import type { CreateIds, IdempotencyStore } from '../store/idempotency';
 import type { GatewayState } from './context';
 import { ConflictError, GatewayError, InvalidRequestError } from './errors';
+import { fromDomainError } from './domain-errors';
 
 export interface IdempotencyDeps {
   idempotency: IdempotencyStore;
@@ -88,7 +89,9 @@ export async function idempotentCreate<T>(ctx: ParameterizedContext<GatewayState
       await deps.idempotency.done(keyId, header, ids);
       return result;
     } catch (err) {
-      if (err instanceof GatewayError && err.status < 500) await deps.idempotency.forget(keyId, header);
+      // A refusal (4xx) leaves nothing behind: the same key may try again. Anything else may have started the work.
+      const mapped = err instanceof GatewayError ? err : fromDomainError(err);
+      if (mapped && mapped.status < 500) await deps.idempotency.forget(keyId, header);
       else await deps.idempotency.release(keyId, header, ids);
       throw err;
     }

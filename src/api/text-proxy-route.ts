@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
-import type { PriceTable } from '../catalog/prices';
-import { estimateUsage, textCeiling, type TextRequestShape } from '../catalog/text-ceiling';
+import type { PriceTable } from '../billing/prices';
+import { estimateUsage, textCeiling, type TextRequestShape } from '../billing/text-ceiling';
 import { channelsFor, type TextChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
 import { ClientGoneError, proxyText, type ProxyLimits, type TextProtocol, type UsageReport } from '../proxy/text-proxy';
-import { InsufficientBalance } from '../store/billing';
-import { TooManyTextRequests, type TextHolds } from '../store/text-holds';
-import type { UsageRecorder } from '../store/usage';
+import { InsufficientBalance } from '../billing/ledger';
+import { TooManyTextRequests, type TextHolds } from '../billing/text-holds';
+import type { UsageRecorder } from '../billing/usage';
 import type { GatewayState } from './context';
 import { InsufficientQuotaError, RateLimitedError } from './errors';
 import type { PerKeySlots } from '../limits/per-key-slots';

@@ -5,7 +5,7 @@ import type { TextChannel, TextChannelType } from '../config/channels';
 import { SseSplitter } from '../upstreams/sse-events';
 import { postText, readAll, TextConnectionError } from '../upstreams/text-http';
 import { emptyUsage, type StreamTap, type TextUsage } from '../upstreams/usage';
-import type { UsageOutcome } from '../store/usage';
+import type { UsageOutcome } from '../billing/usage';
 import type { ChannelHealth } from './channel-health';
 
 /** What differs between the two text protocols; everything else in the proxy is shared. */

@@ -5,11 +5,11 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { GatewayError, InvalidRequestError, ServiceUnavailableError } from '../api/errors';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import { characterWorkflow, type CharacterInput } from '../workflows/character';
 import { FAILURE_TYPES } from '../workflows/video-task-types';
 import type { CharacterState } from './task';
+import { StillRunning, TaskChargeRefunded, TaskInputRejected, TaskServiceUnavailable, UpstreamFailed } from './task-errors';
 import { startFailure } from './task-service';
 
 const CACHE_MAX = 20_000;
@@ -68,7 +68,7 @@ export class CharacterService {
       return character;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return null;
-      throw new ServiceUnavailableError(`The task service is unavailable (${(err as Error).message.split('\n')[0]}). Retry in a few seconds.`, 'temporal_unavailable');
+      throw new TaskServiceUnavailable(`The task service is unavailable (${(err as Error).message.split('\n')[0]}). Retry in a few seconds.`);
     }
   }
 
@@ -79,18 +79,18 @@ export class CharacterService {
 }
 
 /** Why a character could not be made, as the client should hear it. */
-function characterError(err: unknown, id: string): GatewayError {
+function characterError(err: unknown, id: string): Error {
   if (err instanceof WorkflowFailedError) {
     let cause: unknown = err.cause;
     while (cause instanceof Error && !(cause instanceof ApplicationFailure) && cause.cause) cause = cause.cause;
     if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.inputRejected) {
-      return new InvalidRequestError(`The character could not be made: ${cause.message}`, 'url', 'invalid_character_source');
+      return new TaskInputRejected(`The character could not be made: ${cause.message}`, 'url', 'invalid_character_source');
     }
     if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.chargeNotLive) {
-      return new GatewayError(409, 'invalid_request_error', `The character was not made: its charge was refunded before it could start. Create it again.`, null, 'charge_refunded');
+      return new TaskChargeRefunded('The character was not made: its charge was refunded before it could start. Create it again.');
     }
     const message = cause instanceof Error ? cause.message : 'the provider could not make it';
-    return new GatewayError(502, 'upstream_error', `The provider could not make the character: ${message}`, null, 'upstream_failed');
+    return new UpstreamFailed(`The provider could not make the character: ${message}`);
   }
-  return new GatewayError(504, 'server_error', `The character ${id} is still being made; read it later with GET /motion/v1/characters/${id}.`, null, 'timeout');
+  return new StillRunning(`The character ${id} is still being made; read it later with GET /motion/v1/characters/${id}.`);
 }

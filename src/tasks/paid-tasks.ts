@@ -9,10 +9,10 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { characterPrice, videoTaskPrice, type PriceTable } from '../catalog/prices';
-import { InsufficientQuotaError, RateLimitedError } from '../api/errors';
-import { InsufficientBalance, TooManyTasksInFlight, type BillingStore, type TaskCharge } from '../store/billing';
-import { ChargeQueue } from '../store/charge-queue';
+import { characterPrice, videoTaskPrice, type PriceTable } from '../billing/prices';
+import { TaskNotAffordable, TooManyTasks } from './task-errors';
+import { InsufficientBalance, TooManyTasksInFlight, type BillingStore, type TaskCharge } from '../billing/ledger';
+import { ChargeQueue } from '../billing/charge-queue';
 import type { CharacterInput } from '../workflows/character';
 import type { CharacterService } from './character-service';
 import type { StartConfirmations } from './start-confirmations';
@@ -111,16 +111,15 @@ export class PaidTasks {
       await this.charges.charge(charge);
     } catch (err) {
       if (err instanceof InsufficientBalance) {
-        throw new InsufficientQuotaError(
+        throw new TaskNotAffordable(
           `This ${charge.kind === 'video' ? `${charge.model} task` : 'character'} costs ${charge.amount} credits and the key's balance is ${err.balance}. ` +
             'Ask the gateway operator to add quota (POST /admin/keys/{id}/quota).',
         );
       }
       if (err instanceof TooManyTasksInFlight) {
-        throw new RateLimitedError(
+        throw new TooManyTasks(
           `This key already has ${err.limit} video tasks in flight, its limit. Retry once one of them has finished.`,
           TASKS_IN_FLIGHT_RETRY_SECONDS,
-          'too_many_tasks',
         );
       }
       throw err;

@@ -5,7 +5,7 @@
  * costs nothing but those looks: the reconciler then checks the tasks as if unconfirmed.
  */
 import type { Logger } from 'pino';
-import type { BillingStore } from '../store/billing';
+import type { BillingStore } from '../billing/ledger';
 
 /** A started task's first reconciler look: long after most tasks have settled on their own. */
 export const STARTED_TASK_FIRST_CHECK_SECONDS = 600;

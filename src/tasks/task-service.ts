@@ -19,11 +19,11 @@ import {
   WorkflowNotFoundError,
   type Connection,
 } from '@temporalio/client';
-import { ServiceUnavailableError } from '../api/errors';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import { STATE_QUERY, type VideoTaskInput } from '../workflows/video-task-types';
 import { videoTaskWorkflow } from '../workflows/video-task';
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
+import { TaskServiceUnavailable } from './task-errors';
 
 export interface TaskServiceOptions {
   namespace: string;
@@ -168,12 +168,9 @@ export class TaskService {
   }
 }
 
-function unavailable(err: unknown): ServiceUnavailableError {
+function unavailable(err: unknown): TaskServiceUnavailable {
   const detail = err instanceof Error ? err.message.split('\n')[0] : 'unknown error';
-  return new ServiceUnavailableError(
-    `The task service is unavailable (Temporal did not answer: ${detail}). Retry in a few seconds.`,
-    'temporal_unavailable',
-  );
+  return new TaskServiceUnavailable(`The task service is unavailable (Temporal did not answer: ${detail}). Retry in a few seconds.`);
 }
 
 /**
@@ -190,13 +187,12 @@ export function temporalAnswered(err: unknown): boolean {
 /** gRPC status codes of a call that got no answer: CANCELLED, UNKNOWN, DEADLINE_EXCEEDED, UNAVAILABLE. */
 const NO_ANSWER_CODES: readonly number[] = [1, 2, 4, 14];
 
-/** The 503 of a start; marked when Temporal never answered it (see startUnanswered). */
-export function startFailure(err: unknown, message: string): ServiceUnavailableError {
-  const failure = new ServiceUnavailableError(message, 'temporal_unavailable');
-  return temporalAnswered(err) ? failure : Object.assign(failure, { unanswered: true });
+/** The failure of a start; marked when Temporal never answered it (see startUnanswered). */
+export function startFailure(err: unknown, message: string): TaskServiceUnavailable {
+  return new TaskServiceUnavailable(message, !temporalAnswered(err));
 }
 
 /** A start that Temporal never answered: whether its workflow exists is unknown. */
 export function startUnanswered(err: unknown): boolean {
-  return err instanceof ServiceUnavailableError && (err as ServiceUnavailableError & { unanswered?: boolean }).unanswered === true;
+  return err instanceof TaskServiceUnavailable && err.unanswered;
 }

@@ -27,7 +27,7 @@ export interface StreamTap {
   readonly errored: boolean;
   /**
    * UTF-8 bytes of the generated text relayed so far (text, thinking, tool arguments): what a
-   * stream that ends without usage is billed by (catalog/text-ceiling.ts estimateUsage).
+   * stream that ends without usage is billed by (billing/text-ceiling.ts estimateUsage).
    */
   readonly relayedOutputBytes: number;
   /** What to write to the client when the upstream stream breaks off without a proper end. */

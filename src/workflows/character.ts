@@ -23,7 +23,7 @@ export async function characterWorkflow(input: CharacterInput): Promise<Characte
   const characterId = workflowInfo().workflowId;
   let made;
   try {
-    // Refused when its charge was refunded before the workflow ran (store/billing.ts).
+    // Refused when its charge was refunded before the workflow ran (billing/charge-lifecycle.ts).
     if (patched(CHARGE_CLAIM_PATCH)) await claimCharge({ taskId: characterId });
     const plan = await planChannel({ model: input.model });
     const { createCharacter, storeProfilePicture } = upstreamActivities(plan);

@@ -19,7 +19,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BillingActivities } from '../activities/billing-activities';
+import type { BillingActivities } from '../billing/charge-activities';
 import type { VideoActivities } from '../activities/video-activities';
 import { SA_STATUS } from '../temporal/search-attributes';
 import { initialState, type TaskError, type TaskState } from '../tasks/task';
@@ -47,7 +47,7 @@ export const { settleTask, claimCharge } = proxyLocalActivities<BillingActivitie
 });
 
 /**
- * Workflows started from this version on claim their charge before any work (store/billing.ts:
+ * Workflows started from this version on claim their charge before any work (billing/charge-lifecycle.ts:
  * a task runs only while its charge is live). Runs begun earlier replay without the claim.
  */
 export const CHARGE_CLAIM_PATCH = 'charge-claimed-before-work';

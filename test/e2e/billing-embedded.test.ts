@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Anthropic, { PaymentRequiredError, RateLimitError } from '@anthropic-ai/sdk';
-import { DEFAULT_PRICES, videoTaskPrice } from '../../src/catalog/prices';
+import { DEFAULT_PRICES, videoTaskPrice } from '../../src/billing/prices';
 import { auditMismatches, balanceOf, taskEntries } from '../support/billing';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
 import { freePort, waitFor } from '../support/ports';

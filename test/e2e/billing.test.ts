@@ -10,7 +10,7 @@ import Anthropic, { PaymentRequiredError, RateLimitError as AnthropicRateLimitEr
 import OpenAI, { APIError as OpenAiApiError, RateLimitError as OpenAiRateLimitError } from 'openai';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import { DEFAULT_PRICES, videoTaskPrice, characterPrice, textUsagePrice } from '../../src/catalog/prices';
+import { DEFAULT_PRICES, videoTaskPrice, characterPrice, textUsagePrice } from '../../src/billing/prices';
 import { auditMismatches, balanceOf, ledgerOf, taskEntries } from '../support/billing';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
 import { createTestDatabase } from '../support/services';

@@ -10,8 +10,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_PRICES, videoTaskPrice } from '../../src/catalog/prices';
-import { BillingStore } from '../../src/store/billing';
+import { DEFAULT_PRICES, videoTaskPrice } from '../../src/billing/prices';
+import { BillingStore } from '../../src/billing/ledger';
 import type { Db } from '../../src/store/db';
 import { openPostgresDb } from '../../src/store/postgres-db';
 import { auditMismatches, balanceOf, taskEntries } from '../support/billing';

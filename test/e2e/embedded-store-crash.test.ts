@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { auditLedger } from '../../src/store/audit';
+import { auditLedger } from '../../src/billing/audit';
 import { openEmbeddedDb } from '../../src/store/embedded-db';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';

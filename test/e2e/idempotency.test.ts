@@ -4,7 +4,7 @@
  * OpenAI SDK's own retry after a timeout); the same key with another request is a 422.
  */
 import OpenAI from 'openai';
-import { DEFAULT_PRICES, characterPrice, videoTaskPrice } from '../../src/catalog/prices';
+import { DEFAULT_PRICES, characterPrice, videoTaskPrice } from '../../src/billing/prices';
 import { auditMismatches, ledgerOf } from '../support/billing';
 import { call, waitForTerminal } from '../support/client';
 import { startGateway, type Gateway } from '../support/stack';

@@ -4,7 +4,7 @@
  * grants 1 credit to the key again and again, each with its own ledger reference, and prints
  * `ack <n>` once grant n was acknowledged (committed), `ready` before the first.
  */
-import { BillingStore } from '../../src/store/billing';
+import { BillingStore } from '../../src/billing/ledger';
 import { openEmbeddedDb } from '../../src/store/embedded-db';
 
 async function main(): Promise<void> {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ROOT, TEST_DATA } from './processes';
 import { testDatabases } from './services';
 
-const AUDIT = path.join(ROOT, 'dist/src/store/audit-command.js');
+const AUDIT = path.join(ROOT, 'dist/src/billing/audit-command.js');
 
 function audit(env: Record<string, string>): { ok: boolean; output: string } {
   const run = spawnSync(process.execPath, [AUDIT], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'error', ...env }, encoding: 'utf8', timeout: 120_000 });

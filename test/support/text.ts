@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChannelHealthView } from '../../src/proxy/channel-health';
 import { pieces, tokensFor } from '../../simulator/anthropic-messages';
-import type { UsageRecordView, UsageTotals } from '../../src/store/usage';
+import type { UsageRecordView, UsageTotals } from '../../src/billing/usage';
 import { ADMIN_TOKEN } from './stack';
 
 export interface SseFrame {

@@ -1,6 +1,7 @@
 import pino from 'pino';
-import { startBillingReconciler } from '../../src/tasks/billing-reconciler';
-import type { BilledTaskKind, EdgeOutcome } from '../../src/store/billing';
+import { startBillingReconciler } from '../../src/billing/reconciler';
+import type { EdgeOutcome } from '../../src/billing/charge-lifecycle';
+import type { BilledTaskKind } from '../../src/billing/ledger';
 
 type Outcome = 'missing' | 'running' | 'completed' | 'failed';
 

@@ -4,15 +4,15 @@
  * balance equals the sum of its ledger (the audit) after each scenario.
  */
 import pino from 'pino';
-import { DEFAULT_PRICES } from '../../src/catalog/prices';
-import { auditLedger } from '../../src/store/audit';
-import { BillingStore, InsufficientBalance, TooManyTasksInFlight, UnknownKey, type TaskCharge } from '../../src/store/billing';
-import { ChargeQueue } from '../../src/store/charge-queue';
+import { DEFAULT_PRICES } from '../../src/billing/prices';
+import { auditLedger } from '../../src/billing/audit';
+import { BillingStore, InsufficientBalance, TooManyTasksInFlight, UnknownKey, type TaskCharge } from '../../src/billing/ledger';
+import { ChargeQueue } from '../../src/billing/charge-queue';
 import type { Db } from '../../src/store/db';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
-import { TextHolds } from '../../src/store/text-holds';
-import { UsageRecorder } from '../../src/store/usage';
+import { TextHolds } from '../../src/billing/text-holds';
+import { UsageRecorder } from '../../src/billing/usage';
 import { BOTH_STORES, type OpenedStore } from '../support/stores';
 
 const PRICE = 1_000_000;
@@ -179,7 +179,7 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(row?.wait).toBeLessThanOrEqual(60);
   });
 
-  describe('the charge lifecycle: every edge from every state (store/billing.ts CHARGE_EDGES)', () => {
+  describe('the charge lifecycle: every edge from every state (billing/charge-lifecycle.ts CHARGE_EDGES)', () => {
     type Start = 'charged' | 'started' | 'completed' | 'refunded' | 'missing';
     /** A task of a fresh key brought to `state` by the edges that lead there. */
     async function taskIn(state: Start): Promise<{ keyId: string; taskId: string }> {

@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BillingStore } from '../../src/store/billing';
+import { BillingStore } from '../../src/billing/ledger';
 import type { Db } from '../../src/store/db';
 import { openEmbeddedDb } from '../../src/store/embedded-db';
 import { KeyStore } from '../../src/store/keys';

@@ -2,8 +2,8 @@
  * The most a text request can cost (what is held before it goes upstream) and the estimate of
  * what a dropped answer produced: pure functions of the request and the price table.
  */
-import { DEFAULT_PRICES, textUsagePrice } from '../../src/catalog/prices';
-import { estimateUsage, inputTokenCeiling, needsOutputCap, outputTokenCeiling, pdfPages, TEXT_CEILING, textCeiling, type TextRequestShape } from '../../src/catalog/text-ceiling';
+import { DEFAULT_PRICES, textUsagePrice } from '../../src/billing/prices';
+import { estimateUsage, inputTokenCeiling, needsOutputCap, outputTokenCeiling, pdfPages, TEXT_CEILING, textCeiling, type TextRequestShape } from '../../src/billing/text-ceiling';
 import { stringFieldBytes } from '../../src/upstreams/usage';
 
 const shapeOf = (endpoint: 'messages' | 'chat', body: Record<string, unknown>): TextRequestShape => ({ endpoint, body, bodyBytes: Buffer.byteLength(JSON.stringify(body)) });

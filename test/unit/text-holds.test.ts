@@ -6,13 +6,13 @@
  * by another. The ledger audit (held = its holds, text in flight = their count) is clean after.
  */
 import pino from 'pino';
-import { DEFAULT_PRICES } from '../../src/catalog/prices';
-import { auditLedger } from '../../src/store/audit';
-import { BillingStore, InsufficientBalance } from '../../src/store/billing';
+import { DEFAULT_PRICES } from '../../src/billing/prices';
+import { auditLedger } from '../../src/billing/audit';
+import { BillingStore, InsufficientBalance } from '../../src/billing/ledger';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
-import { TextHolds, TooManyTextRequests, type TextHoldRequest } from '../../src/store/text-holds';
-import { UsageRecorder } from '../../src/store/usage';
+import { TextHolds, TooManyTextRequests, type TextHoldRequest } from '../../src/billing/text-holds';
+import { UsageRecorder } from '../../src/billing/usage';
 import { BOTH_STORES, type OpenedStore } from '../support/stores';
 
 const silent = pino({ level: 'silent' });

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import type { BillingActivities, SettleInput } from '../../src/activities/billing-activities';
+import type { BillingActivities, SettleInput } from '../../src/billing/charge-activities';
 import type { VideoActivities } from '../../src/activities/video-activities';
 import { temporalCliPath, workflowBundlePath } from '../../src/config/paths';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';

@@ -1,6 +1,7 @@
 import type { Middleware, ParameterizedContext } from 'koa';
 import { GatewayError, InvalidRequestError, openAiErrorBody, PayloadTooLargeError } from '../errors';
 import type { GatewayState } from '../context';
+import { fromDomainError } from '../domain-errors';
 
 /**
  * SQLSTATEs of text the store cannot hold: a NUL character (22021 in a text column, 22P05 in
@@ -26,6 +27,8 @@ interface HttpishError {
  */
 export function toGatewayError(err: unknown, bodyLimit: number): GatewayError | null {
   if (err instanceof GatewayError) return err;
+  const domain = fromDomainError(err);
+  if (domain) return domain;
   const e = err as HttpishError;
   const status = e?.status ?? e?.statusCode;
   if (typeof e?.code === 'string' && UNSTORABLE_TEXT.has(e.code)) {

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import type { BillingStore } from '../../store/billing';
-import type { UsageRecorder } from '../../store/usage';
+import type { BillingStore } from '../../billing/ledger';
+import type { UsageRecorder } from '../../billing/usage';
 import type { GatewayState } from '../context';
 import { parseOrThrow } from '../schemas/zod-error';
 import { ledgerQuery } from '../schemas/ledger-query';

@@ -16,7 +16,7 @@ import { chatProtocol } from '../../proxy/protocols';
 import { answerFromUpstream, takeStreamSlot, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
 import type { ParameterizedContext } from 'koa';
 import { parseOrThrow } from '../schemas/zod-error';
-import { needsOutputCap } from '../../catalog/text-ceiling';
+import { needsOutputCap } from '../../billing/text-ceiling';
 import { buildTaskRequest } from '../task-request';
 import { videoUrlOf } from '../views/video-task';
 import { chatChunk, chatCompletion, chatLines, finishReasonOf, type ChunkContext } from '../views/chat-video';

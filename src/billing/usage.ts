@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { textUsagePrice, type PriceTable } from '../catalog/prices';
+import { textUsagePrice, type PriceTable } from './prices';
 import type { TextUsage } from '../upstreams/usage';
-import type { Db, Sql } from './db';
+import type { Db, Sql } from '../store/db';
 
 /**
  * completed; aborted (the client left mid-answer); failed (the stream broke off or carried an

@@ -1,4 +1,4 @@
-import type { BillingStore, TaskCharge } from './billing';
+import type { BillingStore, TaskCharge } from './ledger';
 import { PerKeyBatches } from './per-key-batches';
 
 /**

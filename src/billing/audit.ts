@@ -4,8 +4,8 @@
  * Reads the store the gateway is configured with (DATABASE_URL, or the embedded store in
  * DATA_DIR, which only one process may open: stop the gateway or use GET /admin/audit).
  */
-import { num } from './billing';
-import type { Sql } from './db';
+import { num } from './ledger';
+import type { Sql } from '../store/db';
 
 export interface AuditMismatch {
   key_id: string;

@@ -1,4 +1,5 @@
-import type { Db, Sql } from './db';
+import type { Db, Sql } from '../store/db';
+import { CHARGE_EDGES, LIVE_CHARGE_STATES, type ChargeEdge, type ChargeState, type EdgeOutcome } from './charge-lifecycle';
 
 /**
  * Balances and their ledger. Every movement is one ledger row and one balance update in the
@@ -6,46 +7,8 @@ import type { Db, Sql } from './db';
  * charged once and refunded once. Balances change only by `balance = balance + $delta` under
  * the key's row lock, never by read-modify-write, in both stores.
  *
- * The charge of a paid task (billed_tasks.state) is a state machine. A task runs only while its
- * charge is live: its workflow claims the charge before any work (a refunded charge refuses the
- * task), and a charge refunded while the task ran refuses its completion. Every edge is one
- * conditional update (`where state in (from)`), so racing movers cannot both win.
- *
- *            charge                 claim                 complete
- *   (none) ---------> charged ----------------> started ------------> completed
- *                      |  |                        |
- *                      |  +-- refund-unstarted --+ |  refund
- *                      |                         v v
- *                      +--------- refund -----> refunded
- *
- * Who moves each edge, and when (CHARGE_EDGES holds the same, and the SQL uses it):
- * - charge: the API, before it starts the workflow (PaidTasks; 402/429 refuse it).
- * - claim: the task's workflow, as its first step (claimCharge activity). A charge that is
- *   not `charged` refuses the task, which fails with no work done.
- * - complete: the worker's download step, or the workflow's settle step, when the video is
- *   stored; the reconciler, for a workflow it finds completed. From `charged` too, for workflows
- *   that began before claims existed. A refunded charge refuses the completion: the task fails.
- * - refund: the workflow, when its task fails (settle step); the reconciler, for a run that was
- *   stopped from outside (terminated, timed out, cancelled).
- * - refund-unstarted: the API, when the start was refused for sure (or the request was refused
- *   after a charge ahead); the reconciler, for a charge whose workflow does not exist after the
- *   start window. Only from `charged`: a claimed charge has a workflow.
+ * The charge lifecycle (charge-lifecycle.ts) says which movement may happen in which state.
  */
-export type ChargeState = 'charged' | 'started' | 'completed' | 'refunded';
-export type ChargeEdge = 'claim' | 'complete' | 'refund' | 'refundUnstarted';
-
-export const CHARGE_EDGES: Record<ChargeEdge, { from: readonly ChargeState[]; to: ChargeState }> = {
-  claim: { from: ['charged'], to: 'started' },
-  complete: { from: ['charged', 'started'], to: 'completed' },
-  refund: { from: ['charged', 'started'], to: 'refunded' },
-  refundUnstarted: { from: ['charged'], to: 'refunded' },
-};
-
-/** States in which a task holds one of its key's video slots (tasks in flight). */
-export const LIVE_CHARGE_STATES: readonly ChargeState[] = ['charged', 'started'];
-
-/** What an edge found: it moved the charge, or the state it found instead (or no charge at all). */
-export type EdgeOutcome = 'moved' | ChargeState | 'missing';
 export type LedgerKind = 'grant' | 'charge' | 'refund' | 'usage';
 export type BilledTaskKind = 'video' | 'character';
 

@@ -3,7 +3,7 @@
  * character cost. Credits are integers: 1 credit = 1 micro-USD (1,000,000 credits = $1).
  * Every charge is computed with BigInt and rounded up once at the end, so a price never
  * drifts by a float error however large the count. Pure data and functions, safe to import
- * from workflow code; PRICES_FILE overrides are merged in by src/config/prices.ts.
+ * from workflow code; PRICES_FILE overrides are merged in by src/billing/price-config.ts.
  */
 import type { TextUsage } from '../upstreams/usage';
 

@@ -19,8 +19,8 @@
  * limit of 500) is still settled at its charge's next due look.
  */
 import type { Logger } from 'pino';
-import type { BillingStore } from '../store/billing';
-import type { TaskService } from './task-service';
+import type { BillingStore } from './ledger';
+import type { TaskService } from '../tasks/task-service';
 
 /** How far back the first sweep of stopped runs looks, so a restart does not skip recent ones. */
 const FIRST_SWEEP_LOOKBACK_MS = 60 * 60_000;

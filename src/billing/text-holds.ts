@@ -20,8 +20,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { InsufficientBalance, num, UnknownKey } from './billing';
-import type { Db } from './db';
+import { InsufficientBalance, num, UnknownKey } from './ledger';
+import type { Db } from '../store/db';
 import { PerKeyBatches } from './per-key-batches';
 
 export interface TextHoldRequest {

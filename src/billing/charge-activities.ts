@@ -1,11 +1,12 @@
 /**
- * The task charge's edges that a workflow moves (store/billing.ts draws the lifecycle): the
+ * The task charge's edges that a workflow moves (charge-lifecycle.ts draws the lifecycle): the
  * claim before any work, and the settlement when the task ends. Idempotent (each edge is a
  * conditional update that happens once), so Temporal may retry them freely, including after
  * the worker died halfway through.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { BillingStore, EdgeOutcome } from '../store/billing';
+import type { EdgeOutcome } from './charge-lifecycle';
+import type { BillingStore } from './ledger';
 import { FAILURE_TYPES } from '../workflows/video-task-types';
 
 export interface SettleInput {

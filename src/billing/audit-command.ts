@@ -1,7 +1,7 @@
 /** The `npm run audit:ledger` entry point: see audit.ts. */
 import { loadConfig } from '../config/env';
 import { auditLedger } from './audit';
-import { openStore } from './open';
+import { openStore } from '../store/open';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import YAML from 'yaml';
 import { z } from 'zod';
-import { ConfigError } from './env';
+import { ConfigError } from '../config/env';
 import { videoModelIds } from '../catalog/models';
-import { DEFAULT_PRICES, type PriceTable, type TextPrice, type VideoPrice } from '../catalog/prices';
+import { DEFAULT_PRICES, type PriceTable, type TextPrice, type VideoPrice } from './prices';
 
 /**
  * The price table: DEFAULT_PRICES, with what PRICES_FILE (YAML or JSON, see

@@ -1,6 +1,6 @@
 /**
  * The most a text request can cost, held against the key before it goes upstream
- * (store/text-holds.ts), and the estimate of what a dropped answer produced. Pure functions of
+ * (billing/text-holds.ts), and the estimate of what a dropped answer produced. Pure functions of
  * the request and the price table.
  *
  * Input ceiling, in tokens: the request body's size in bytes (a token of a byte-level tokenizer
