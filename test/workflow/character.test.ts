@@ -3,19 +3,10 @@
  * provider refuses the clip. Histories are replay fixtures (RECORD_HISTORIES=1).
  */
 import { WorkflowFailedError } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { characterWorkflow, type CharacterInput } from '../../src/workflows/character';
-import { fakeActivities, PLAN, recordHistories, rejected, startEnvironment, withWorker, type Activities } from './harness';
+import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, withWorker, type Activities } from './harness';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await startEnvironment();
-}, 120_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const environment = environmentPerFile();
 
 function characterInput(username: string): CharacterInput {
   return {
@@ -30,12 +21,12 @@ function characterInput(username: string): CharacterInput {
 
 async function runCharacter(shape: string, input: CharacterInput, overrides: Partial<Activities> = {}) {
   const { activities, calls } = fakeActivities(overrides);
-  const outcome = await withWorker(env, activities, async (taskQueue) => {
-    const handle = await env.client.workflow.start(characterWorkflow, { taskQueue, workflowId: input.characterId, args: [input] });
+  const outcome = await withWorker(environment(), activities, async (taskQueue) => {
+    const handle = await environment().client.workflow.start(characterWorkflow, { taskQueue, workflowId: input.characterId, args: [input] });
     const result = await handle.result().then((state) => ({ state, error: null }), (error: unknown) => ({ state: null, error }));
     return { ...result, runId: handle.firstExecutionRunId };
   });
-  await recordHistories(env, shape, input.characterId, outcome.runId);
+  await recordHistories(environment(), shape, input.characterId, outcome.runId);
   return { ...outcome, calls };
 }
 

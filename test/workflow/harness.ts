@@ -46,6 +46,21 @@ export async function startEnvironment(): Promise<TestWorkflowEnvironment> {
   });
 }
 
+/** The dev server of one test file: started before its tests, stopped after them. */
+export function environmentPerFile(): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await startEnvironment();
+  }, 120_000);
+  afterAll(async () => {
+    await env?.teardown();
+  });
+  return () => {
+    if (!env) throw new Error('the workflow environment has not started');
+    return env;
+  };
+}
+
 export type Activities = VideoActivities & BillingActivities;
 
 /** What the fakes were asked, in order. */

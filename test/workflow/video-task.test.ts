@@ -3,30 +3,21 @@
  * remix, failed with a refund, refused when its charge is not live, deadline, continue-as-new.
  * Each run's history is a replay fixture (RECORD_HISTORIES=1 saves them; replay.test.ts).
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { TaskState } from '../../src/tasks/task';
 import { videoTaskWorkflow } from '../../src/workflows/video-task';
-import { fakeActivities, PLAN, recordHistories, rejected, startEnvironment, taskRequest, withWorker, type Activities } from './harness';
+import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, type Activities } from './harness';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await startEnvironment();
-}, 120_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const environment = environmentPerFile();
 
 /** Runs one task to its end; its final state, the fakes' calls, and the ids its histories are saved under. */
 async function runTask(shape: string, request = taskRequest(), overrides: Partial<Activities> = {}, options: { succeedOnPoll?: number } = {}) {
   const { activities, calls } = fakeActivities(overrides, options);
-  const { state, runId } = await withWorker(env, activities, async (taskQueue) => {
-    const handle = await env.client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+  const { state, runId } = await withWorker(environment(), activities, async (taskQueue) => {
+    const handle = await environment().client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     const result: TaskState = await handle.result();
     return { state: result, runId: handle.firstExecutionRunId };
   });
-  await recordHistories(env, shape, request.taskId, runId);
+  await recordHistories(environment(), shape, request.taskId, runId);
   return { state, calls, runId };
 }
 
@@ -95,7 +86,7 @@ test('a long task continues as new, keeps its job and progress, and completes on
   const { state, calls, runId } = await runTask('video-continue-as-new', taskRequest(), {}, { succeedOnPoll: 40 });
   expect(state.status).toBe('completed');
   // The chain has more than one run, and the job was submitted once across them.
-  const latest = await env.client.workflow.getHandle(state.id).describe();
+  const latest = await environment().client.workflow.getHandle(state.id).describe();
   expect(latest.runId).not.toBe(runId);
   expect(calls.names.filter((n) => n === 'submitVideo')).toHaveLength(1);
   expect(calls.names.filter((n) => n === 'claimCharge')).toHaveLength(1);
