@@ -9,9 +9,9 @@
  *   thumbnail PNG:   first frame of the same test source, 160x90
  *   spritesheet JPEG: 4 frames of the MP4 scaled to 80x45 and tiled 4x1 (320x45)
  *
- * The profile picture PNG is the gateway's default avatar (src/storage/default-avatar.ts).
+ * The profile picture PNG is the gateway's default avatar (src/files/default-avatar.ts).
  */
-import { DEFAULT_AVATAR_PNG } from '../src/storage/default-avatar';
+import { DEFAULT_AVATAR_PNG } from '../src/files/default-avatar';
 
 const SAMPLE_MP4_B64 =
   'AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDEAAAMybW9vdgAAAGxtdmhkAAAAAAAAAAAAAAAAAAAD6AAAA+gAAQAAAQAA' +

@@ -18,6 +18,7 @@ import { openaiVideosModule } from './openai-videos';
 import { geminiVeoModule, veoBlobModule } from './gemini-veo';
 import { anthropicMessagesModule } from './anthropic-messages';
 import { openaiChatModule } from './openai-chat';
+import { TEXT_PROVIDERS, VIDEO_PROVIDERS, type ProviderType } from '../src/providers/registry';
 
 export interface SimulatorOptions {
   port?: number;          // 0 = random free port; default 0
@@ -307,9 +308,19 @@ function json(status: number, body: unknown): JsonReply {
   return { kind: 'json', status, body };
 }
 
-/** The upstream protocols served; add new protocol modules here. Built lazily (see file header). */
+/**
+ * The upstream protocols served: the modules that imitate each provider of the gateway's
+ * registry (src/providers/registry.ts). A provider without one here does not compile. Built
+ * lazily (see file header).
+ */
 function protocolModules(): ProtocolModule[] {
-  return [openaiVideosModule, geminiVeoModule, veoBlobModule, anthropicMessagesModule, openaiChatModule];
+  const byProvider: Record<ProviderType, readonly ProtocolModule[]> = {
+    'gemini-veo': [geminiVeoModule, veoBlobModule],
+    'openai-videos': [openaiVideosModule],
+    'anthropic-native': [anthropicMessagesModule],
+    'openai-compatible': [openaiChatModule],
+  };
+  return [...VIDEO_PROVIDERS, ...TEXT_PROVIDERS].flatMap((p) => byProvider[p.type]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import { workflowBundlePath } from './config/paths';
 import { createLogger } from './log';
 import { UserUrlFetcher } from './net/user-url-fetcher';
 import { sweepStaleFetches } from './net/url-guard';
-import { BlobStore } from './storage/blob-store';
+import { BlobStore } from './files/blob-store';
 import { BillingStore } from './billing/ledger';
 import type { Db } from './store/db';
 import { openStore } from './store/open';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readJson, upstreamFetch } from '../upstreams/http';
+import { readJson, upstreamFetch } from '../providers/http';
 
 /**
  * enhance_prompt: rewrites a video prompt (translating it to English when needed) through

@@ -14,15 +14,15 @@ import { channelsFor, type VideoChannel } from '../config/channels';
 import { FetchRejectedError, readHead } from '../net/url-guard';
 import { FetchSlotsBusyError, type FetchFile, type UserUrlFetcher } from '../net/user-url-fetcher';
 import { isMp4, sniffImage } from '../net/media';
-import { storageKeys, type BlobStore } from '../storage/blob-store';
+import { storageKeys, type BlobStore } from '../files/blob-store';
 import type { EdgeOutcome } from '../billing/charge-lifecycle';
 import type { CharacterSource, ImageRef, StoredVideo, TaskRequest } from '../tasks/task';
-import { UpstreamError } from '../upstreams/http';
-import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../upstreams/video-upstream';
-import { videoClientFor } from '../upstreams/video-clients';
+import { UpstreamError } from '../providers/http';
+import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../providers/video-upstream';
+import { videoClientFor } from '../providers/registry';
 import { FAILURE_TYPES, type ChannelPlan } from '../workflows/video-task-types';
 import type { PromptEnhancer } from './prompt-enhancer';
-import { DEFAULT_AVATAR_PNG } from '../storage/default-avatar';
+import { DEFAULT_AVATAR_PNG } from '../files/default-avatar';
 
 export interface VideoActivityDeps {
   channels: readonly VideoChannel[];

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { decodeDataUrl, IMAGE_EXTENSIONS, sniffImage, type ImageMime } from '../net/media';
 import { isPrivateAddress } from '../net/url-guard';
-import { storageKeys, type BlobStore } from '../storage/blob-store';
+import { storageKeys, type BlobStore } from '../files/blob-store';
 import type { ImageRef } from '../tasks/task';
 import { InvalidRequestError, PayloadTooLargeError } from './errors';
 

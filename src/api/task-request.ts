@@ -1,6 +1,6 @@
 import type { VideoModel } from '../catalog/models';
 import type { Config } from '../config/env';
-import type { BlobStore } from '../storage/blob-store';
+import type { BlobStore } from '../files/blob-store';
 import type { PaidTasks } from '../tasks/paid-tasks';
 import { removeStoredInputs } from './reference-images';
 import type { CharacterSource, ImageRef, TaskRequest, TaskState } from '../tasks/task';

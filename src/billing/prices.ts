@@ -5,7 +5,7 @@
  * drifts by a float error however large the count. Pure data and functions, safe to import
  * from workflow code; PRICES_FILE overrides are merged in by src/billing/price-config.ts.
  */
-import type { TextUsage } from '../upstreams/usage';
+import type { TextUsage } from '../providers/usage';
 
 export interface VideoPrice {
   /** Credits per second of video. */

@@ -15,7 +15,7 @@
  * input, cache-write and cache-read prices, the output ceiling at its output price.
  */
 import { findTextPrice, textTokensPrice, type PriceTable } from './prices';
-import type { TextUsage } from '../upstreams/usage';
+import type { TextUsage } from '../providers/usage';
 
 export const TEXT_CEILING = {
   FRAMING_TOKENS: 50,

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { textUsagePrice, type PriceTable } from './prices';
-import type { TextUsage } from '../upstreams/usage';
+import type { TextUsage } from '../providers/usage';
 import type { Db, Sql } from '../store/db';
 
 /**

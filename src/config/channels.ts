@@ -3,17 +3,14 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import type { Config } from './env';
 import { ConfigError } from './env';
-import { DEFAULT_NATIVE_UPSTREAM_MODELS, DEFAULT_OPENAI_TEXT_MODELS, NATIVE_TEXT_MODELS } from '../catalog/text-models';
+import { TEXT_CHANNEL_TYPES, TEXT_PROVIDERS, VIDEO_CHANNEL_TYPES, VIDEO_PROVIDERS, type TextChannelType, type VideoChannelType } from '../providers/registry';
+import type { ShortcutChannel } from '../providers/provider';
 
 /**
  * Upstream channels: where each gateway model is sent. Declared in CHANNELS_FILE (YAML or
  * JSON, see channels.example.yaml) and/or by env shortcuts; with no provider credentials at
  * all, every video model goes to the provider simulator so the demo works on a fresh machine.
  */
-export const VIDEO_CHANNEL_TYPES = ['gemini-veo', 'openai-videos'] as const;
-export type VideoChannelType = (typeof VIDEO_CHANNEL_TYPES)[number];
-export const TEXT_CHANNEL_TYPES = ['anthropic-native', 'openai-compatible'] as const;
-export type TextChannelType = (typeof TEXT_CHANNEL_TYPES)[number];
 
 const common = {
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, - and _'),
@@ -90,33 +87,11 @@ export function isVideoChannel(c: Channel): c is VideoChannel {
   return !isTextChannel(c);
 }
 
-/** The default mapping of gateway models to Veo models. */
-export const DEFAULT_VEO_MODELS: Record<string, string> = {
-  vidgen2: 'veo-2.0-generate-001',
-  'vidgen2-fast': 'veo-2.0-generate-001',
-  'vidgen2-pro': 'veo-2.0-generate-001',
-  'vidgen2-fast-frames': 'veo-2.0-generate-001',
-  // Only Veo 3.1 takes reference images ("components").
-  'vidgen2-fast-components': 'veo-3.1-fast-generate-preview',
-  vidgen3: 'veo-3.0-generate-001',
-  'vidgen3-pro': 'veo-3.0-generate-001',
-  'vidgen3-pro-frames': 'veo-3.0-generate-001',
-  'vidgen3-fast': 'veo-3.0-fast-generate-001',
-  'vidgen3.1': 'veo-3.1-generate-preview',
-  vidgen_3_1: 'veo-3.1-generate-preview',
-  'vidgen3.1-fast': 'veo-3.1-fast-generate-preview',
-  'vidgen_3_1-fast': 'veo-3.1-fast-generate-preview',
-};
-
-export const DEFAULT_MOTION_MODELS: Record<string, string> = {
-  'motion-2': 'sora-2',
-  'motion-2-pro': 'sora-2-pro',
-};
-
 export const SIMULATOR_API_KEY = 'sim-key';
 
 const trimUrl = (url: string) => url.replace(/\/+$/, '');
 const identity = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, n]));
+const trimmed = (c: ShortcutChannel): ShortcutChannel => ({ ...c, baseUrl: trimUrl(c.baseUrl) });
 
 function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): Channel[] {
   let raw: unknown;
@@ -168,23 +143,16 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
   const e = config.env;
   const realPollMs = e.UPSTREAM_POLL_MS ?? 10_000;
   const channels: Channel[] = e.CHANNELS_FILE ? fromFile(e.CHANNELS_FILE, env, realPollMs) : [];
+  // The env shortcuts, in the registry's order: video providers, then text providers.
   const base = { priority: 0, weight: 1, pollMs: realPollMs, expectedJobMs: 90_000, simulated: false };
-  if (e.GEMINI_API_KEY) {
-    channels.push({ ...base, name: 'gemini', type: 'gemini-veo', baseUrl: trimUrl(e.GEMINI_BASE_URL), apiKey: e.GEMINI_API_KEY, models: DEFAULT_VEO_MODELS, sendExtensions: false });
-  }
-  if (e.OPENAI_VIDEOS_BASE_URL && e.OPENAI_VIDEOS_API_KEY) {
-    channels.push({ ...base, name: 'openai-videos', type: 'openai-videos', baseUrl: trimUrl(e.OPENAI_VIDEOS_BASE_URL), apiKey: e.OPENAI_VIDEOS_API_KEY, models: DEFAULT_MOTION_MODELS, sendExtensions: true });
-  } else if (e.OPENAI_VIDEOS_BASE_URL || e.OPENAI_VIDEOS_API_KEY) {
-    throw new ConfigError('OPENAI_VIDEOS_BASE_URL and OPENAI_VIDEOS_API_KEY go together: set both or neither.');
+  for (const p of VIDEO_PROVIDERS) {
+    const c = p.fromEnv(e);
+    if (c) channels.push({ ...base, ...trimmed(c), type: p.type, sendExtensions: p.sendsExtensions });
   }
   const text = { priority: 0, weight: 1, simulated: false };
-  if (e.ANTHROPIC_API_KEY) {
-    channels.push({ ...text, name: 'anthropic', type: 'anthropic-native', baseUrl: trimUrl(e.ANTHROPIC_BASE_URL), apiKey: e.ANTHROPIC_API_KEY, models: { ...DEFAULT_NATIVE_UPSTREAM_MODELS } });
-  }
-  if (e.OPENAI_API_KEY) {
-    const models = e.OPENAI_MODELS?.split(',').map((m) => m.trim()).filter(Boolean) ?? [...DEFAULT_OPENAI_TEXT_MODELS];
-    if (models.length === 0) throw new ConfigError('OPENAI_MODELS names no model: give a comma-separated list, or leave it unset for the defaults.');
-    channels.push({ ...text, name: 'openai', type: 'openai-compatible', baseUrl: trimUrl(e.OPENAI_BASE_URL), apiKey: e.OPENAI_API_KEY, models: identity(models) });
+  for (const p of TEXT_PROVIDERS) {
+    const c = p.fromEnv(e);
+    if (c) channels.push({ ...text, ...trimmed(c), type: p.type });
   }
   const names = new Set<string>();
   for (const c of channels) {
@@ -194,13 +162,10 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
   if (channels.length > 0) return channels;
 
   const url = simulatorUrl(config);
-  const sim = { ...base, baseUrl: url, apiKey: SIMULATOR_API_KEY, pollMs: e.UPSTREAM_POLL_MS ?? 1000, expectedJobMs: e.SIMULATOR_JOB_MS, simulated: true, sendExtensions: true };
+  const sim = { ...base, apiKey: SIMULATOR_API_KEY, pollMs: e.UPSTREAM_POLL_MS ?? 1000, expectedJobMs: e.SIMULATOR_JOB_MS, simulated: true, sendExtensions: true };
   return [
-    { ...sim, name: 'sim-veo', type: 'gemini-veo', models: DEFAULT_VEO_MODELS },
-    { ...sim, name: 'sim-openai-videos', type: 'openai-videos', models: DEFAULT_MOTION_MODELS },
-    // The simulator speaks both text protocols and accepts the gateway's own model names.
-    { ...text, simulated: true, apiKey: SIMULATOR_API_KEY, name: 'sim-anthropic', type: 'anthropic-native', baseUrl: url, models: identity(NATIVE_TEXT_MODELS) },
-    { ...text, simulated: true, apiKey: SIMULATOR_API_KEY, name: 'sim-openai-chat', type: 'openai-compatible', baseUrl: `${url}/v1`, models: identity(DEFAULT_OPENAI_TEXT_MODELS) },
+    ...VIDEO_PROVIDERS.map((p): Channel => ({ ...sim, name: p.simulated.name, type: p.type, baseUrl: `${url}${p.simulated.basePath}`, models: p.simulated.models })),
+    ...TEXT_PROVIDERS.map((p): Channel => ({ ...text, simulated: true, apiKey: SIMULATOR_API_KEY, name: p.simulated.name, type: p.type, baseUrl: `${url}${p.simulated.basePath}`, models: p.simulated.models })),
   ];
 }
 

@@ -1,12 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { TextChannel, TextChannelType } from '../config/channels';
-import { SseSplitter } from '../upstreams/sse-events';
-import { postText, readAll, TextConnectionError } from '../upstreams/text-http';
-import { emptyUsage, type StreamTap, type TextUsage } from '../upstreams/usage';
+import type { TextChannel } from '../config/channels';
+import type { TextChannelType } from '../providers/registry';
+import { SseSplitter } from '../providers/sse-events';
+import { postText, readAll, TextConnectionError } from '../providers/text-http';
+import { emptyUsage, type StreamTap, type TextUsage } from '../providers/usage';
 import type { UsageOutcome } from '../billing/usage';
 import type { ChannelHealth } from './channel-health';
+import { retryAfterMs } from '../providers/retry-after';
 
 /** What differs between the two text protocols; everything else in the proxy is shared. */
 export interface TextProtocol {
@@ -83,9 +85,10 @@ function isFailoverStatus(status: number): boolean {
   return status === 429 || status >= 500 || status === 401 || status === 403;
 }
 
-function retryAfterMs(res: IncomingMessage): number {
-  const seconds = Number(res.headers['retry-after']);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
+/** How long the channel asked to be left alone; 0 when it did not say. */
+function restFor(res: IncomingMessage): number {
+  const header = res.headers['retry-after'];
+  return retryAfterMs(typeof header === 'string' ? header : undefined) ?? 0;
 }
 
 function replyHeaders(res: IncomingMessage): Record<string, string> {
@@ -274,7 +277,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
         return { status, headers: { ...headers, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(protocol.errorBody(status, `Upstream error: ${text.toString('utf8').slice(0, 300)}`))) };
       }
       const reason = `HTTP ${status}`;
-      health.failed(channel.name, reason, retryAfterMs(res));
+      health.failed(channel.name, reason, restFor(res));
       req.log.warn({ channel: channel.name, status }, 'text channel failed; trying the next');
       failure = { status, headers: replyHeaders(res), body: parsed, reason };
       continue;

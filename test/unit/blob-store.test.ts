@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { BlobStore } from '../../src/storage/blob-store';
+import { BlobStore } from '../../src/files/blob-store';
 
 let root: string;
 let store: BlobStore;

@@ -10,8 +10,6 @@ import path from 'node:path';
 import {
   type Channel,
   channelsFor,
-  DEFAULT_MOTION_MODELS,
-  DEFAULT_VEO_MODELS,
   loadChannels,
   loadTextChannels,
   loadVideoChannels,
@@ -20,6 +18,8 @@ import {
   type VideoChannel,
 } from '../../src/config/channels';
 import { ConfigError, loadConfig } from '../../src/config/env';
+import { DEFAULT_VEO_MODELS } from '../../src/providers/gemini-veo/provider';
+import { DEFAULT_MOTION_MODELS } from '../../src/providers/openai-videos/provider';
 
 type Env = Record<string, string>;
 

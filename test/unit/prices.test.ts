@@ -18,7 +18,7 @@ import {
 import { DEFAULT_OPENAI_TEXT_MODELS, NATIVE_TEXT_MODELS } from '../../src/catalog/text-models';
 import { ConfigError } from '../../src/config/env';
 import { loadPrices } from '../../src/billing/price-config';
-import type { TextUsage } from '../../src/upstreams/usage';
+import type { TextUsage } from '../../src/providers/usage';
 
 const usage = (u: Partial<TextUsage>): TextUsage => ({ inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0, ...u });
 

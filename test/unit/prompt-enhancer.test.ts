@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatModelEnhancer, passThroughEnhancer } from '../../src/activities/prompt-enhancer';
-import { UpstreamError } from '../../src/upstreams/http';
+import { UpstreamError } from '../../src/providers/http';
 
 interface Seen {
   method: string;

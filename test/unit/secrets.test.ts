@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { persistentSecret } from '../../src/storage/secrets';
+import { persistentSecret } from '../../src/config/secrets';
 
 let dir: string;
 beforeEach(() => {

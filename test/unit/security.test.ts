@@ -1,6 +1,6 @@
 import { isTaskIdShape, newRemixTaskId, newTaskId, newVideoObjectId } from '../../src/catalog/task-id';
 import { isPrivateAddress } from '../../src/net/url-guard';
-import { UrlSigner } from '../../src/storage/signed-url';
+import { UrlSigner } from '../../src/files/signed-url';
 
 test.each([
   ['127.0.0.1', true], ['10.1.2.3', true], ['172.20.0.1', true], ['192.168.1.1', true], ['169.254.169.254', true],

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { relay } from '../../src/proxy/text-proxy';
-import { MessagesStreamTap } from '../../src/upstreams/anthropic/mapping';
+import { MessagesStreamTap } from '../../src/providers/anthropic/mapping';
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -4,7 +4,7 @@
  */
 import { DEFAULT_PRICES, textUsagePrice } from '../../src/billing/prices';
 import { estimateUsage, inputTokenCeiling, needsOutputCap, outputTokenCeiling, pdfPages, TEXT_CEILING, textCeiling, type TextRequestShape } from '../../src/billing/text-ceiling';
-import { stringFieldBytes } from '../../src/upstreams/usage';
+import { stringFieldBytes } from '../../src/providers/usage';
 
 const shapeOf = (endpoint: 'messages' | 'chat', body: Record<string, unknown>): TextRequestShape => ({ endpoint, body, bodyBytes: Buffer.byteLength(JSON.stringify(body)) });
 

@@ -10,9 +10,9 @@ import {
   MessagesStreamTap,
   toNativeBody,
   usageOfMessage,
-} from '../../src/upstreams/anthropic/mapping';
-import { ChatStreamTap, toUpstreamChatBody, usageOfCompletion } from '../../src/upstreams/openai-chat/mapping';
-import { type SseEvent, SseSplitter } from '../../src/upstreams/sse-events';
+} from '../../src/providers/anthropic/mapping';
+import { ChatStreamTap, toUpstreamChatBody, usageOfCompletion } from '../../src/providers/openai-compatible/mapping';
+import { type SseEvent, SseSplitter } from '../../src/providers/sse-events';
 
 type Body = Record<string, unknown> & CompatExtensions;
 

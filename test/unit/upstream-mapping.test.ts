@@ -1,6 +1,6 @@
-import { fromVeoOperation, toVeoRequest } from '../../src/upstreams/gemini-veo/mapping';
-import { fromOpenAiVideo, toVideoForm } from '../../src/upstreams/openai-videos/mapping';
-import type { SubmitInput } from '../../src/upstreams/video-upstream';
+import { fromVeoOperation, toVeoRequest } from '../../src/providers/gemini-veo/mapping';
+import { fromOpenAiVideo, toVideoForm } from '../../src/providers/openai-videos/mapping';
+import type { SubmitInput } from '../../src/providers/video-upstream';
 
 const png = { mimeType: 'image/png', bytes: Buffer.from('png-bytes') };
 const jpg = { mimeType: 'image/jpeg', bytes: Buffer.from('jpg-bytes') };

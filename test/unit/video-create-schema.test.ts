@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../../src/api/errors';
-import { parseVideoCreate } from '../../src/api/schemas/video-create';
+import { parseVideoCreate } from '../../src/api/schemas/video-task-create';
 
 function rejection(input: unknown): InvalidRequestError {
   try {

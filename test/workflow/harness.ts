@@ -16,7 +16,7 @@ import type { VideoActivities } from '../../src/activities/video-activities';
 import { temporalCliPath, workflowBundlePath } from '../../src/config/paths';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import type { TaskRequest } from '../../src/tasks/task';
-import type { PollResult } from '../../src/upstreams/video-upstream';
+import type { PollResult } from '../../src/providers/video-upstream';
 import { FAILURE_TYPES, type ChannelPlan } from '../../src/workflows/video-task-types';
 
 export const HISTORIES_DIR = path.join(__dirname, 'histories');

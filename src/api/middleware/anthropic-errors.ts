@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { anthropicErrorType } from '../../upstreams/anthropic/mapping';
+import { anthropicErrorType } from '../../providers/anthropic/mapping';
 import type { GatewayError } from '../errors';
 import type { GatewayState } from '../context';
 import { respondWithError } from './errors';

@@ -12,7 +12,7 @@ import { jsonBody } from '../middleware/json-body';
 import { chatVideoBody, promptOf } from '../schemas/chat-video';
 import { chatTextBody } from '../schemas/chat-text';
 import { isNativeTextModel, isResponsesOnlyModel, RESPONSES_API_HINT } from '../../catalog/text-models';
-import { chatProtocol } from '../../proxy/protocols';
+import { chatProtocol } from '../../providers/openai-compatible/protocol';
 import { answerFromUpstream, takeStreamSlot, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
 import type { ParameterizedContext } from 'koa';
 import { parseOrThrow } from '../schemas/zod-error';
@@ -20,7 +20,7 @@ import { needsOutputCap } from '../../billing/text-ceiling';
 import { buildTaskRequest } from '../task-request';
 import { videoUrlOf } from '../views/video-task';
 import { chatChunk, chatCompletion, chatLines, finishReasonOf, type ChunkContext } from '../views/chat-video';
-import { CREATE_LEASE_SECONDS, type VideoRouteDeps } from './video';
+import { CREATE_LEASE_SECONDS, type VideoRouteDeps } from './video-tasks';
 import { idempotentCreate } from '../idempotency';
 
 /** SSE comments keep idle proxies from closing a stream while a video renders. */

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import type { BlobStore } from '../../storage/blob-store';
-import type { UrlSigner } from '../../storage/signed-url';
+import type { BlobStore } from '../../files/blob-store';
+import type { UrlSigner } from '../../files/signed-url';
 import type { GatewayState } from '../context';
 import { GatewayError, NotFoundError } from '../errors';
 import { decodeTarget } from '../middleware/request-target';

@@ -3,8 +3,8 @@ import type { VideoChannel } from '../../config/channels';
 import { channelCheck } from '../channel-check';
 import type { Config } from '../../config/env';
 import { newTaskId, isTaskIdShape } from '../../catalog/task-id';
-import type { BlobStore } from '../../storage/blob-store';
-import type { UrlSigner } from '../../storage/signed-url';
+import type { BlobStore } from '../../files/blob-store';
+import type { UrlSigner } from '../../files/signed-url';
 import type { CharacterService } from '../../tasks/character-service';
 import type { PaidTasks } from '../../tasks/paid-tasks';
 import type { TaskService } from '../../tasks/task-service';
@@ -15,7 +15,7 @@ import { idempotentCreate, type IdempotencyDeps } from '../idempotency';
 import { castFromPrompt } from '../character-mentions';
 import { intakeImages } from '../reference-images';
 import { buildTaskRequest, startTask } from '../task-request';
-import { parseVideoCreate } from '../schemas/video-create';
+import { parseVideoCreate } from '../schemas/video-task-create';
 import { videoCreateView, videoQueryView } from '../views/video-task';
 
 /** The longest a plain create takes (a charge and a workflow start): a repeat waits this long before taking over. */

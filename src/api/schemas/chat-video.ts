@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { mentionedUsernames } from '../character-mentions';
 import { InvalidRequestError } from '../errors';
-import { MAX_PROMPT_CHARS } from './video-create';
+import { MAX_PROMPT_CHARS } from './video-task-create';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const messageContent = z.union([z.string(), z.array(z.union([textPart, z.looseObject({ type: z.string() })]))]);

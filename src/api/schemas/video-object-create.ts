@@ -8,7 +8,7 @@ import { InvalidRequestError } from '../errors';
 import { mentionedUsernames } from '../character-mentions';
 import { characterTimestamps } from './character';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-text';
-import { MAX_PROMPT_CHARS } from './video-create';
+import { MAX_PROMPT_CHARS } from './video-task-create';
 import { parseOrThrow } from './zod-error';
 
 const flag = z.enum(['true', 'false'], { message: "expected 'true' or 'false'" }).transform((v) => v === 'true');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MOTION_SIZES } from '../../catalog/models';
-import { MAX_PROMPT_CHARS } from './video-create';
+import { MAX_PROMPT_CHARS } from './video-task-create';
 
 /** POST /v1/videos/{id}/remix (spec 4.7): a prompt, and optionally new output dimensions. */
 export const videosRemixBody = z.strictObject({

@@ -1,4 +1,4 @@
-import type { UrlSigner } from '../../storage/signed-url';
+import type { UrlSigner } from '../../files/signed-url';
 import type { TaskState, TaskStatus } from '../../tasks/task';
 import { videoUrlOf } from './video-task';
 

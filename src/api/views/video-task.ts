@@ -1,4 +1,4 @@
-import type { UrlSigner } from '../../storage/signed-url';
+import type { UrlSigner } from '../../files/signed-url';
 import type { TaskState } from '../../tasks/task';
 
 /** Spec 2.1 views of the canonical TaskState (the /v1/video/* family). */

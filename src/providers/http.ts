@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { retryAfterMs } from './retry-after';
 
 /**
  * How an upstream call went wrong decides what the workflow does: `retryable` (429, 5xx,
@@ -36,14 +37,6 @@ function reasonOf(text: string): string {
     // not JSON: fall through to the raw text
   }
   return text.slice(0, 300) || 'no error message';
-}
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 export function isRetryableStatus(status: number): boolean {

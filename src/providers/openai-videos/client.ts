@@ -1,5 +1,5 @@
 import type { VideoChannel } from '../../config/channels';
-import type { UpstreamTimeouts } from '../video-clients';
+import type { UpstreamTimeouts } from '../provider';
 import { readJson, upstreamFetch, UpstreamError } from '../http';
 import type { DownloadRef, PollResult, SubmitInput, VideoUpstream } from '../video-upstream';
 import { fromOpenAiVideo, openAiCharacter, openAiVideo, toVideoForm } from './mapping';
