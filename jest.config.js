@@ -7,7 +7,8 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
-      testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/simulator/**/*.test.ts'],
+      // test/routes: the Koa app in process with fake task dependencies (no worker, no Temporal).
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/simulator/**/*.test.ts', '<rootDir>/test/routes/**/*.test.ts'],
     },
     {
       // The shipped workflow bundle on a local dev server with scripted activities, and the replay of saved histories.
