@@ -15,7 +15,7 @@ import { countOutcome, finishCreate, gateContent, gatePoll, gateSubmit, parseMar
 import { SAMPLE_MP4, sniffImage } from './assets';
 
 const RESPONSE_TYPE = 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse';
-const MODEL = /^veo-[A-Za-z0-9.\-]+$/;
+const MODEL = /^veo-[A-Za-z0-9.-]+$/;
 
 // Both image encodings seen in the wild: the SDK's and the REST docs'.
 const imageSchema = z.union([

@@ -328,7 +328,7 @@ function protocolModules(): ProtocolModule[] {
 // ---------------------------------------------------------------------------------------------
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
-const HOST_HEADER = /^[A-Za-z0-9.\-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+const HOST_HEADER = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {

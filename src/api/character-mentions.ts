@@ -21,7 +21,7 @@ export const MENTION_LOOKUP_CONCURRENCY = 4;
 export function mentionedUsernames(prompt: string, param = 'prompt'): string[] {
   const usernames = new Set<string>();
   for (const match of prompt.matchAll(MENTION)) {
-    usernames.add(match[2]!.replace(/\.+$/, '').toLowerCase());
+    usernames.add(match[2].replace(/\.+$/, '').toLowerCase());
     if (usernames.size > MAX_MENTIONS) {
       throw new InvalidRequestError(
         `A prompt may mention at most ${MAX_MENTIONS} distinct characters (@username); this one mentions more.`,
@@ -59,7 +59,7 @@ export async function lookUpMentions(
     while (!stop && next < usernames.length) {
       const index = next++;
       try {
-        const character = await get(usernames[index]!);
+        const character = await get(usernames[index]);
         results[index] = character;
         if (!character) stop = true;
       } catch (err) {
@@ -72,7 +72,7 @@ export async function lookUpMentions(
   // Lookups start in mention order and all that started have finished: without an unknown
   // among them, every username was looked up.
   const unknownAt = results.indexOf(null);
-  if (unknownAt >= 0) return { unknown: usernames[unknownAt]! };
+  if (unknownAt >= 0) return { unknown: usernames[unknownAt] };
   return { found: results as Character[] };
 }
 
@@ -89,5 +89,5 @@ export async function castFromPrompt(prompt: string, ownerId: string, characters
   }
   const channels = new Set(result.found.map((c) => c.channel));
   if (channels.size > 1) throw new InvalidRequestError('The characters in this prompt were made on different providers and cannot be cast together.', 'prompt', 'incompatible_characters');
-  return { channel: [...channels][0]!, characterIds: result.found.map((c) => c.upstreamId) };
+  return { channel: [...channels][0], characterIds: result.found.map((c) => c.upstreamId) };
 }

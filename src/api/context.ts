@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ApiKey } from '../store/keys';
 import type { AuthFailureGate } from './middleware/auth-failures';
+import { AuthenticationError } from './errors';
 
 /** What the middleware chain puts on ctx.state for the handlers after it. */
 export interface GatewayState {
@@ -11,4 +12,13 @@ export interface GatewayState {
   rawBody?: Buffer;
   /** The per-address limit of failed key authentications (authFailureGate), for the key middleware. */
   authFailures?: AuthFailureGate;
+}
+
+/**
+ * The key that authenticated this request. Routes behind the key middleware always have one;
+ * a route mounted without it gets a 401 rather than a crash.
+ */
+export function callerKey(state: GatewayState): ApiKey {
+  if (!state.apiKey) throw new AuthenticationError();
+  return state.apiKey;
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
 import type { BillingStore } from '../billing/ledger';
 import type { CreateIds, IdempotencyStore } from '../store/idempotency';
-import type { GatewayState } from './context';
+import { callerKey, type GatewayState } from './context';
 import { ConflictError, GatewayError, InvalidRequestError } from './errors';
 import { fromDomainError } from './domain-errors';
 
@@ -50,7 +50,7 @@ export async function idempotentCreate<T>(ctx: ParameterizedContext<GatewayState
   if (header.length > 255 || !/^[\x21-\x7e]+$/.test(header)) {
     throw new InvalidRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters.', 'Idempotency-Key', 'invalid_idempotency_key');
   }
-  const keyId = ctx.state.apiKey!.id;
+  const keyId = callerKey(ctx.state).id;
   const fingerprint = createHash('sha256').update(canonicalJson(op.fingerprint)).digest('hex');
   const deadline = Date.now() + BUSY_WAIT_MS;
   for (;;) {

@@ -8,7 +8,7 @@ import { ClientGoneError, proxyText, type ProxyLimits, type TextProtocol, type U
 import { InsufficientBalance } from '../billing/ledger';
 import { TooManyTextRequests, type TextHolds } from '../billing/text-holds';
 import type { UsageRecorder } from '../billing/usage';
-import type { GatewayState } from './context';
+import { callerKey, type GatewayState } from './context';
 import { InsufficientQuotaError, RateLimitedError } from './errors';
 import type { PerKeySlots } from '../limits/per-key-slots';
 
@@ -57,7 +57,7 @@ export function textChannelsFor(deps: Pick<TextRouteDeps, 'textChannels'>, proto
  * when the answer ends its hold is settled at the real price, before the answer's last byte.
  */
 export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>, deps: TextRouteDeps, call: TextCall): Promise<void> {
-  const key = ctx.state.apiKey!;
+  const key = callerKey(ctx.state);
   // The client's bytes, unless the route changed the body.
   const raw = (call.rawIsBody === false ? undefined : ctx.state.rawBody) ?? Buffer.from(JSON.stringify(call.body));
   const shape: TextRequestShape = { endpoint: call.endpoint, body: call.body, bodyBytes: raw.length };

@@ -97,7 +97,7 @@ export class TextHolds {
   }
 
   private async holdBatch(keyId: string, items: readonly HoldItem[]): Promise<(string | Error)[]> {
-    if (items.length === 1) return [await this.holdOne(keyId, items[0]!)];
+    if (items.length === 1) return [await this.holdOne(keyId, items[0])];
     const rows = await this.db.query<{ outcome: 'held' | 'balance' | 'busy'; available_before: string | number; cap: number }>(
       `with recursive key as (
          select id, limited, balance - held as available, text_in_flight, coalesce(max_text_in_flight, $2::int) as cap

@@ -12,6 +12,7 @@ export function createRateLimiter(redisUrl: string | undefined, logger: Logger):
   logger.info('rate limiter: shared through Redis');
   // Loaded only here: importing ioredis builds its several hundred command methods (about 6 MiB
   // allocated at start-up), which a gateway without REDIS_URL should not pay for.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a synchronous lazy load, on purpose (above)
   const { RedisRateLimiter } = require('./redis-rate-limiter') as typeof import('./redis-rate-limiter');
   return new RedisRateLimiter(url, logger);
 }

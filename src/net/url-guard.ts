@@ -130,7 +130,7 @@ function guardedLookup(blocked: (address: string) => boolean): net.LookupFunctio
         return callback(Object.assign(new Error(`refusing to fetch from a private address (${hostname})`), { code: 'EPRIVATE' }), '', 0);
       }
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
-      const first = usable[0]!;
+      const first = usable[0];
       callback(null, first.address, first.family);
     });
   };

@@ -80,7 +80,7 @@ export function readAll(res: http.IncomingMessage, timeoutMs: number, limitBytes
     });
     res.once('end', () => {
       clearTimeout(timer);
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
     });
     res.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);

@@ -33,7 +33,7 @@ export class RestartBudget {
   /** Asks for one more restart: granted with its delay, or refused when the window is full. */
   next(): RestartDecision {
     const now = this.now();
-    while (this.granted.length > 0 && now - this.granted[0]! >= this.policy.windowMs) this.granted.shift();
+    while (this.granted.length > 0 && now - this.granted[0] >= this.policy.windowMs) this.granted.shift();
     const n = this.granted.length;
     if (n >= this.policy.maxRestarts) return { restart: false, restartsInWindow: n };
     this.granted.push(now);

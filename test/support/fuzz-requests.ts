@@ -157,7 +157,7 @@ export function mutatedJson(base: Record<string, unknown>, path: string, raw: st
   // defineProperty: a plain assignment of '__proto__' would set the prototype, not a key.
   Object.defineProperty(node, parts.at(-1)!, { value: marker, enumerable: true, writable: true, configurable: true });
   // A function replacement: raw text may hold `$&` and the like.
-  return JSON.stringify(copy).replace(PLACEHOLDER.replace(/\u0000/g, '\\u0000'), () => raw);
+  return JSON.stringify(copy).replace(PLACEHOLDER.replaceAll('\u0000', '\\u0000'), () => raw);
 }
 
 export type BodyDesc =

@@ -11,7 +11,6 @@ import { dropTestDatabases } from './services';
 import { ROOT, TEST_DATA, runNode } from './processes';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __E2E_STOP__: (() => Promise<void>) | undefined;
 }
 

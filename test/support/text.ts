@@ -33,7 +33,7 @@ export function parseSse(text: string): SseFrame[] {
  * Reads an SSE response frame by frame; `onFrame` returning true stops reading (and cancels
  * the body). Resolves with the frames seen.
  */
-export async function readSse(res: Response, onFrame?: (frame: SseFrame) => boolean | void): Promise<SseFrame[]> {
+export async function readSse(res: Response, onFrame?: (frame: SseFrame) => unknown): Promise<SseFrame[]> {
   if (!res.body) throw new Error('response has no body');
   const reader = res.body.getReader();
   const decoder = new TextDecoder();

@@ -30,8 +30,9 @@ export async function resolveKey(keys: KeyStore, secret: string | null, ctx?: Pa
   }
   const gate = ctx?.state.authFailures;
   // The address is worked out only while some address is blocked, or on a failure.
-  if (gate && gate.limit.size > 0) {
-    const wait = gate.limit.retryAfterSeconds(clientAddress(ctx!, gate.trustProxy));
+  const address = gate && ctx ? () => clientAddress(ctx, gate.trustProxy) : null;
+  if (gate && address && gate.limit.size > 0) {
+    const wait = gate.limit.retryAfterSeconds(address());
     if (wait > 0 && !keys.recentlyValid(secret)) {
       throw new RateLimitedError(
         `Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`,
@@ -41,7 +42,7 @@ export async function resolveKey(keys: KeyStore, secret: string | null, ctx?: Pa
   }
   const key = await keys.authenticate(secret);
   if (!key) {
-    if (gate) await gate.limit.failed(clientAddress(ctx!, gate.trustProxy));
+    if (gate && address) await gate.limit.failed(address());
     throw new AuthenticationError('Incorrect API key provided. Use a key issued by this gateway.');
   }
   return key;

@@ -9,7 +9,7 @@ import type { GatewayState } from '../context';
  */
 export function addressKey(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
+  if (mapped) return mapped[1];
   if (net.isIPv4(address)) return address;
   if (!net.isIPv6(address)) return address;
   return `${expandIpv6(address).slice(0, 4).join(':')}::/64`;
@@ -17,7 +17,7 @@ export function addressKey(address: string): string {
 
 /** The eight hextets of an IPv6 address (zone id dropped, an embedded IPv4 tail converted). */
 function expandIpv6(address: string): string[] {
-  let text = address.split('%')[0]!.toLowerCase();
+  let text = address.split('%')[0].toLowerCase();
   const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
   if (v4) {
     const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];

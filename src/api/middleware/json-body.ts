@@ -34,7 +34,7 @@ export function jsonBody(limitBytes: number): Middleware<GatewayState> {
       // cut it off): its error, not an unhandled one.
       throw new InvalidRequestError('The connection closed before the request body was complete.', null, 'incomplete_body');
     }
-    const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
     // JSON is UTF-8 (RFC 8259). Decoding would silently turn bad bytes into U+FFFD, while the
     // text proxy forwards the bytes themselves; isUtf8 is a vectorised check, cheap on 20 MB.
     if (!isUtf8(raw)) throw new InvalidRequestError('The request body is not valid UTF-8.', null, 'invalid_json');

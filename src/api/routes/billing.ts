@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { BillingStore } from '../../billing/ledger';
 import type { UsageRecorder } from '../../billing/usage';
-import type { GatewayState } from '../context';
+import { callerKey, type GatewayState } from '../context';
 import { parseOrThrow } from '../schemas/zod-error';
 import { ledgerQuery } from '../schemas/ledger-query';
 
@@ -18,7 +18,7 @@ export function billingRoutes({ billing, usage }: BillingRouteDeps): Router<Gate
   const router = new Router<GatewayState>();
 
   router.get('/v1/billing', async (ctx) => {
-    const key = ctx.state.apiKey!;
+    const key = callerKey(ctx.state);
     await usage.flush();
     const view = await billing.view(key.id);
     ctx.body = {
@@ -39,7 +39,7 @@ export function billingRoutes({ billing, usage }: BillingRouteDeps): Router<Gate
   });
 
   router.get('/v1/billing/ledger', async (ctx) => {
-    const key = ctx.state.apiKey!;
+    const key = callerKey(ctx.state);
     const { limit, offset } = parseOrThrow(ledgerQuery, ctx.query);
     await usage.flush();
     const data = await billing.ledger(key.id, limit, offset);

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { newCharacterUsername } from '../../catalog/task-id';
 import type { CharacterState } from '../../tasks/task';
-import type { GatewayState } from '../context';
+import { callerKey, type GatewayState } from '../context';
 import { NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import { assertFetchable } from '../reference-images';
@@ -23,7 +23,7 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
 
   router.post('/motion/v1/characters', jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(characterCreateBody, ctx.request.body);
-    const ownerId = ctx.state.apiKey!.id;
+    const ownerId = callerKey(ctx.state).id;
     let source;
     if (body.url !== undefined) {
       assertFetchable(body.url, 'url', deps.config.env.FETCH_ALLOW_PRIVATE);
@@ -59,7 +59,7 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
 
   router.get('/motion/v1/characters/:id', async (ctx) => {
     const id = ctx.params.id ?? '';
-    const character = /^char_[a-z0-9_.]{2,64}$/.test(id) ? await deps.characters.get(id, ctx.state.apiKey!.id) : null;
+    const character = /^char_[a-z0-9_.]{2,64}$/.test(id) ? await deps.characters.get(id, callerKey(ctx.state).id) : null;
     if (!character) throw new NotFoundError('No character found with that id.', 'id');
     ctx.body = view(character);
   });

@@ -6,7 +6,7 @@ import { watchTask } from '../../tasks/watch';
 import type { TaskState } from '../../tasks/task';
 import { castFromPrompt } from '../character-mentions';
 import { channelCheck } from '../channel-check';
-import type { GatewayState } from '../context';
+import { callerKey, type GatewayState } from '../context';
 import { InvalidRequestError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import { chatVideoBody, promptOf } from '../schemas/chat-video';
@@ -82,7 +82,7 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
       throw new InvalidRequestError(`The model '${body.model}' is not available on /v1/chat/completions.${hint}`, 'model', 'model_not_found');
     }
     requireChannel(model.id);
-    const ownerId = ctx.state.apiKey!.id;
+    const ownerId = callerKey(ctx.state).id;
     // The answer stays open until the task ends, streamed or not: it counts as one of the key's streams.
     ctx.res.once('close', takeStreamSlot(deps.streams, ownerId));
     const prompt = promptOf(body);

@@ -6,7 +6,7 @@ import { newCharacterUsername, newRemixTaskId, newTaskId, newVideoObjectId } fro
 import { IMAGE_EXTENSIONS, sniffImage, type ImageMime } from '../../net/media';
 import { storageKeys } from '../../files/blob-store';
 import type { CharacterSource, CharacterState, ImageRef } from '../../tasks/task';
-import type { GatewayState } from '../context';
+import { callerKey, type GatewayState } from '../context';
 import { ConflictError, InvalidRequestError } from '../errors';
 import { castFromPrompt, mergeCast } from '../character-mentions';
 import { channelCheck } from '../channel-check';
@@ -40,7 +40,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const reference = form.files.input_reference;
     const { fields, model, aspectRatio } = parseVideosCreate(form.fields, reference !== undefined);
     requireChannel(model.id);
-    const ownerId = ctx.state.apiKey!.id;
+    const ownerId = callerKey(ctx.state).id;
     // Everything that can still refuse the request runs before anything is stored or made.
     const image = reference ? await readReference(reference.path) : undefined;
     const savesCharacter = fields.character_create?.save_to_library === true && (fields.character_url !== undefined || fields.character_from_task !== undefined);
@@ -86,12 +86,12 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   });
 
   router.get('/v1/videos/:id', async (ctx) => {
-    ctx.body = videoStatusView(await ownTask(deps.tasks, ctx.params.id, ctx.state.apiKey!.id), deps.signer);
+    ctx.body = videoStatusView(await ownTask(deps.tasks, ctx.params.id, callerKey(ctx.state).id), deps.signer);
   });
 
   router.post('/v1/videos/:id/remix', jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(videosRemixBody, ctx.request.body);
-    const source = await ownTask(deps.tasks, ctx.params.id, ctx.state.apiKey!.id);
+    const source = await ownTask(deps.tasks, ctx.params.id, callerKey(ctx.state).id);
     if (source.family !== 'motion') {
       throw new InvalidRequestError(`Only motion videos can be remixed; '${source.id}' is a ${source.model} video.`, 'id', 'unsupported_model');
     }
@@ -101,7 +101,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const model = findVideoModel(source.model);
     if (!model) throw new InvalidRequestError(`The model '${source.model}' is no longer served.`, 'id', 'model_not_found');
     const upstream = source.upstream;
-    const ownerId = ctx.state.apiKey!.id;
+    const ownerId = callerKey(ctx.state).id;
     const state = await idempotentCreate(ctx, deps, {
       fingerprint: ['POST /v1/videos/{id}/remix', source.id, ctx.request.body],
       fresh: () => ({ taskId: newRemixTaskId(model.id) }),
@@ -128,7 +128,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   });
 
   router.get('/v1/videos/:id/content', async (ctx) => {
-    const state = await ownTask(deps.tasks, ctx.params.id, ctx.state.apiKey!.id);
+    const state = await ownTask(deps.tasks, ctx.params.id, callerKey(ctx.state).id);
     const videoUrl = videoUrlOf(state, deps.signer);
     if (state.status !== 'completed' || !videoUrl) {
       const why = state.status === 'failed' ? `it failed (${state.error?.message ?? 'no reason recorded'})` : `it is ${state.status} (progress ${state.progress}%)`;

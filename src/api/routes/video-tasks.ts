@@ -8,7 +8,7 @@ import type { UrlSigner } from '../../files/signed-url';
 import type { CharacterService } from '../../tasks/character-service';
 import type { PaidTasks } from '../../tasks/paid-tasks';
 import type { TaskService } from '../../tasks/task-service';
-import type { GatewayState } from '../context';
+import { callerKey, type GatewayState } from '../context';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import { idempotentCreate, type IdempotencyDeps } from '../idempotency';
@@ -43,7 +43,7 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   router.post('/v1/video/create', jsonBody(env.MAX_JSON_BODY_BYTES), async (ctx) => {
     const { body, model, size, seconds } = parseVideoCreate(ctx.request.body);
     requireChannel(model.id);
-    const ownerId = ctx.state.apiKey!.id;
+    const ownerId = callerKey(ctx.state).id;
     const state = await idempotentCreate(ctx, deps, {
       fingerprint: ['POST /v1/video/create', ctx.request.body],
       fresh: () => ({ taskId: newTaskId(model.id) }),
@@ -88,7 +88,7 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     if (typeof id !== 'string' || id.trim() === '') {
       throw new InvalidRequestError("Missing required query parameter: 'id'.", 'id', 'missing_required_parameter');
     }
-    const state = isTaskIdShape(id) ? await deps.tasks.get(id, ctx.state.apiKey!.id) : null;
+    const state = isTaskIdShape(id) ? await deps.tasks.get(id, callerKey(ctx.state).id) : null;
     if (!state) throw new NotFoundError('No task found with that id.', 'id');
     ctx.body = videoQueryView(state, deps.signer);
   });

@@ -23,7 +23,7 @@ export type ChatVideoBody = z.output<typeof chatVideoBody>;
 /** The video prompt: the text of the last user message. */
 export function promptOf(body: ChatVideoBody): string {
   for (let i = body.messages.length - 1; i >= 0; i--) {
-    const message = body.messages[i]!;
+    const message = body.messages[i];
     if (message.role !== 'user') continue;
     const content = message.content;
     const text = typeof content === 'string'

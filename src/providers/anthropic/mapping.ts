@@ -52,8 +52,8 @@ function appendToSystem(system: unknown, text: string): SystemPrompt {
 export function toNativeBody(body: Record<string, unknown> & CompatExtensions, upstreamModel: string): Record<string, unknown> | null {
   const hasCompat = COMPAT_KEYS.some((k) => body[k] !== undefined);
   if (!hasCompat && body.model === upstreamModel) return null;
-  const out: Record<string, unknown> = { ...body, model: upstreamModel };
-  for (const k of COMPAT_KEYS) delete out[k];
+  const compat: ReadonlySet<string> = new Set(COMPAT_KEYS);
+  const out: Record<string, unknown> = Object.fromEntries(Object.entries({ ...body, model: upstreamModel }).filter(([k]) => !compat.has(k)));
   if (body.stop !== undefined && body.stop !== null) {
     const extra = typeof body.stop === 'string' ? [body.stop] : body.stop;
     const existing = Array.isArray(body.stop_sequences) ? (body.stop_sequences as string[]) : [];
