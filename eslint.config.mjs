@@ -28,7 +28,10 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: {
       globals: Object.fromEntries(
-        ['require', 'module', 'process', 'console', '__dirname', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'URL', 'Buffer'].map((g) => [g, 'readonly']),
+        ['require', 'module', 'process', 'console', '__dirname', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'URL', 'Buffer'].map((g) => [
+          g,
+          'readonly',
+        ]),
       ),
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

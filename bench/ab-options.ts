@@ -24,7 +24,8 @@ export function againstCheckout(value: string, entries: readonly string[]): stri
   if (!value) throw new Error('--against DIR is required: a checkout of the gateway to compare with, built (node scripts/setup.mjs --build)');
   const dir = path.resolve(value);
   for (const entry of entries) {
-    if (!fs.existsSync(path.join(dir, entry))) throw new Error(`--against: ${path.join(dir, entry)} does not exist; build that checkout first (node scripts/setup.mjs --build)`);
+    if (!fs.existsSync(path.join(dir, entry)))
+      throw new Error(`--against: ${path.join(dir, entry)} does not exist; build that checkout first (node scripts/setup.mjs --build)`);
   }
   return dir;
 }

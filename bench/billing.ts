@@ -16,9 +16,7 @@ export function billingModeOf(value: string): BillingMode {
 
 /** The body of POST /admin/keys for the bench key. */
 export function benchKeyBody(mode: BillingMode): Record<string, unknown> {
-  return mode === 'on'
-    ? { name: 'bench', quota: 1_000_000_000_000_000, rate_limit_rpm: 1_000_000, max_concurrent_tasks: 100_000 }
-    : { name: 'bench' };
+  return mode === 'on' ? { name: 'bench', quota: 1_000_000_000_000_000, rate_limit_rpm: 1_000_000, max_concurrent_tasks: 100_000 } : { name: 'bench' };
 }
 
 /** A PostgreSQL database of its own for a benchmark run (API and worker processes share it); its URL and a drop function. */

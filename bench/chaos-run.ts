@@ -66,7 +66,11 @@ function random(seed: number): () => number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function admin<T>(url: string, path: string, init: RequestInit = {}): Promise<T> {
-  const res = await fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', ...init.headers }, signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(`${url}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', ...init.headers },
+    signal: AbortSignal.timeout(30_000),
+  });
   if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: HTTP ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
 }
@@ -87,7 +91,9 @@ async function patiently<T>(fn: () => Promise<T>, seconds = 120): Promise<T> {
 export async function runChaos(stack: ChaosStack, opts: ChaosOptions): Promise<ChaosReport> {
   const rnd = random(opts.seed);
   const { url } = stack;
-  const issued = await patiently(() => admin<{ id: string; key: string }>(url, '/admin/keys', { method: 'POST', body: JSON.stringify({ name: `chaos-${Date.now()}`, quota: 1_000_000_000_000 }) }));
+  const issued = await patiently(() =>
+    admin<{ id: string; key: string }>(url, '/admin/keys', { method: 'POST', body: JSON.stringify({ name: `chaos-${Date.now()}`, quota: 1_000_000_000_000 }) }),
+  );
   const auth = { authorization: `Bearer ${issued.key}` };
   const started = Date.now();
   const stopAt = started + opts.seconds * 1000;
@@ -106,7 +112,10 @@ export async function runChaos(stack: ChaosStack, opts: ChaosOptions): Promise<C
     for (let attempt = 0; Date.now() < stopAt + opts.settleSeconds * 1000; attempt++) {
       try {
         const res = await fetch(`${url}/v1/video/create`, {
-          method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idempotencyKey }, body, signal: AbortSignal.timeout(15_000),
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+          body,
+          signal: AbortSignal.timeout(15_000),
         });
         const answer = (await res.json()) as { id?: string };
         if (res.status === 200 && answer.id) {
@@ -205,7 +214,9 @@ export async function runChaos(stack: ChaosStack, opts: ChaosOptions): Promise<C
   await sleep(7000);
   const ledger: { kind: string; ref: string; amount: number }[] = [];
   for (let offset = 0; ; offset += 1000) {
-    const page = await patiently(() => admin<{ data: { kind: string; ref: string; amount: number }[] }>(url, `/admin/keys/${issued.id}/ledger?limit=1000&offset=${offset}`));
+    const page = await patiently(() =>
+      admin<{ data: { kind: string; ref: string; amount: number }[] }>(url, `/admin/keys/${issued.id}/ledger?limit=1000&offset=${offset}`),
+    );
     ledger.push(...page.data);
     if (page.data.length < 1000) break;
   }
@@ -222,11 +233,13 @@ export async function runChaos(stack: ChaosStack, opts: ChaosOptions): Promise<C
     ...[...chargesOf].filter(([, n]) => n > 1).map(([ref]) => ref),
     ...[...answersOfKey].filter(([, ids]) => ids.size > 1).map(([key]) => `idempotency key ${key}`),
   ];
-  const wrongSettlements = [...finals].filter(([id, status]) => {
-    const charged = chargesOf.get(id) ?? 0;
-    const refunded = refundsOf.get(id) ?? 0;
-    return status === 'completed' ? charged !== 1 || refunded !== 0 : status === 'failed' ? charged !== 1 || refunded !== 1 : false;
-  }).map(([id, status]) => `${id} (${status})`);
+  const wrongSettlements = [...finals]
+    .filter(([id, status]) => {
+      const charged = chargesOf.get(id) ?? 0;
+      const refunded = refundsOf.get(id) ?? 0;
+      return status === 'completed' ? charged !== 1 || refunded !== 0 : status === 'failed' ? charged !== 1 || refunded !== 1 : false;
+    })
+    .map(([id, status]) => `${id} (${status})`);
 
   const firstAfter = (times: number[], at: number) => {
     const t = times.filter((x) => x >= at).sort((a, b) => a - b)[0];
@@ -280,7 +293,9 @@ export function formatReport(r: ChaosReport): string {
     `  text      answered ${r.text.answered}, failed ${r.text.failed} (cut by a kill), refused ${r.text.refused}`,
     `  money     charges ${r.money.charges}, refunds ${r.money.refunds}, double charges ${r.money.doubleCharges.length}, unknown charges ${r.money.unknownCharges.length}, wrong settlements ${r.money.wrongSettlements.length}, audit mismatches ${r.money.auditMismatches.length}; spent ${r.money.spent}, balance ${r.money.balance}`,
     '  kills     target                      creates back after   text back after',
-    ...r.kills.map((k) => `            ${k.target.padEnd(28)}${String(k.createsBackAfter ?? '-').padStart(8)} s${String(k.textBackAfter ?? '-').padStart(16)} s`),
+    ...r.kills.map(
+      (k) => `            ${k.target.padEnd(28)}${String(k.createsBackAfter ?? '-').padStart(8)} s${String(k.textBackAfter ?? '-').padStart(16)} s`,
+    ),
   ];
   return lines.join('\n');
 }

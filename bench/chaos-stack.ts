@@ -124,17 +124,37 @@ export async function scaleOutStack(dir: string, simulatorUrl: string, children:
   const temporalDir = path.join(dir, 'temporal');
   fs.mkdirSync(temporalDir, { recursive: true });
   const temporalPort = await freePort();
-  const dev = new Supervised('temporal', path.join(projectRoot(), '.tools/temporal/bin/temporal'), devServerArgs({
-    dataDir: temporalDir, port: temporalPort, uiPort: await freePort(), namespace: 'default', headless: true,
-  }), process.env, dir);
+  const dev = new Supervised(
+    'temporal',
+    path.join(projectRoot(), '.tools/temporal/bin/temporal'),
+    devServerArgs({
+      dataDir: temporalDir,
+      port: temporalPort,
+      uiPort: await freePort(),
+      namespace: 'default',
+      headless: true,
+    }),
+    process.env,
+    dir,
+  );
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'gateway'), ADMIN_TOKEN,
-    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`, SIMULATOR_URL: simulatorUrl, DATABASE_URL: db.url,
-    UPSTREAM_POLL_MS: '300', UPSTREAM_RETRY_INITIAL_MS: '200', UPSTREAM_RETRY_MAX_MS: '2000',
-    BILLING_RECONCILE_SECONDS: '5', TEXT_HOLD_ORPHAN_SECONDS: '6', FETCH_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: path.join(dir, 'gateway'),
+    ADMIN_TOKEN,
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    SIMULATOR_URL: simulatorUrl,
+    DATABASE_URL: db.url,
+    UPSTREAM_POLL_MS: '300',
+    UPSTREAM_RETRY_INITIAL_MS: '200',
+    UPSTREAM_RETRY_MAX_MS: '2000',
+    BILLING_RECONCILE_SECONDS: '5',
+    TEXT_HOLD_ORPHAN_SECONDS: '6',
+    FETCH_ALLOW_PRIVATE: 'true',
+    LOG_LEVEL: 'warn',
   };
   const api = new Supervised('api', ...node('dist/src/api/server.js'), env, dir);
   const worker = new Supervised('worker', ...node('dist/src/worker.js'), env, dir);
@@ -182,10 +202,19 @@ export async function embeddedStack(dir: string, simulatorUrl: string, children:
   const url = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'embedded'), ADMIN_TOKEN,
-    TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
-    SIMULATOR_URL: simulatorUrl, UPSTREAM_POLL_MS: '300', UPSTREAM_RETRY_INITIAL_MS: '200', UPSTREAM_RETRY_MAX_MS: '2000',
-    BILLING_RECONCILE_SECONDS: '5', FETCH_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: path.join(dir, 'embedded'),
+    ADMIN_TOKEN,
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    SIMULATOR_URL: simulatorUrl,
+    UPSTREAM_POLL_MS: '300',
+    UPSTREAM_RETRY_INITIAL_MS: '200',
+    UPSTREAM_RETRY_MAX_MS: '2000',
+    BILLING_RECONCILE_SECONDS: '5',
+    FETCH_ALLOW_PRIVATE: 'true',
+    LOG_LEVEL: 'warn',
   };
   const main = new Supervised('npm-start', ...node('dist/src/main.js'), env, dir, true);
   main.start();

@@ -41,12 +41,24 @@ function parse(argv: string[]): Options {
       return n;
     };
     switch (flag) {
-      case '--seconds': opts.seconds = num(5); break;
-      case '--seed': opts.seed = num(0); break;
-      case '--creates-per-second': opts.createsPerSecond = num(0.1); break;
-      case '--text-clients': opts.textClients = num(0); break;
-      case '--settle-seconds': opts.settleSeconds = num(10); break;
-      case '--json': opts.json = value; break;
+      case '--seconds':
+        opts.seconds = num(5);
+        break;
+      case '--seed':
+        opts.seed = num(0);
+        break;
+      case '--creates-per-second':
+        opts.createsPerSecond = num(0.1);
+        break;
+      case '--text-clients':
+        opts.textClients = num(0);
+        break;
+      case '--settle-seconds':
+        opts.settleSeconds = num(10);
+        break;
+      case '--json':
+        opts.json = value;
+        break;
       case '--mode':
         if (value !== 'both' && value !== 'scale-out' && value !== 'embedded') throw new Error(`--mode takes both, scale-out or embedded, not '${value}'`);
         opts.mode = value;
@@ -57,7 +69,8 @@ function parse(argv: string[]): Options {
         opts.killEvery = [min!, max!];
         break;
       }
-      default: throw new Error(`unknown option ${flag} (see the header of bench/chaos.ts)`);
+      default:
+        throw new Error(`unknown option ${flag} (see the header of bench/chaos.ts)`);
     }
   }
   return opts;
@@ -72,7 +85,9 @@ async function main(): Promise<void> {
     children.removeAtEnd(dir);
     const simPort = await freePort();
     const simulatorUrl = `http://127.0.0.1:${simPort}`;
-    children.add(runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), SIMULATOR_JOB_MS: '2000' }, path.join(dir, 'simulator.log')));
+    children.add(
+      runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), SIMULATOR_JOB_MS: '2000' }, path.join(dir, 'simulator.log')),
+    );
     await waitFor('the simulator', async () => (await fetch(`${simulatorUrl}/_sim/health`)).ok, 20_000);
     const reports: ChaosReport[] = [];
     const modes = opts.mode === 'both' ? (['scale-out', 'embedded'] as const) : [opts.mode];
@@ -88,7 +103,10 @@ async function main(): Promise<void> {
       if (problems.length > 0) {
         failed = true;
         console.log(`  logs kept in ${path.join(os.tmpdir(), 'gw-chaos-logs')}`);
-        fs.cpSync(stackDir, path.join(os.tmpdir(), 'gw-chaos-logs', mode), { recursive: true, filter: (src) => fs.statSync(src).isDirectory() || src.endsWith('.log') });
+        fs.cpSync(stackDir, path.join(os.tmpdir(), 'gw-chaos-logs', mode), {
+          recursive: true,
+          filter: (src) => fs.statSync(src).isDirectory() || src.endsWith('.log'),
+        });
       }
       reports.push(report);
     }

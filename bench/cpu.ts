@@ -45,4 +45,8 @@ export function cpuPerItem(before: CpuGroups, after: CpuGroups, items: number): 
 }
 
 export const formatCpu = (perItem: CpuGroups): string =>
-  `${Object.entries(perItem).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')} (total ${Object.values(perItem).reduce((a, b) => a + (Number.isNaN(b) ? 0 : b), 0).toFixed(2)})`;
+  `${Object.entries(perItem)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+    .join(', ')} (total ${Object.values(perItem)
+    .reduce((a, b) => a + (Number.isNaN(b) ? 0 : b), 0)
+    .toFixed(2)})`;

@@ -17,13 +17,17 @@ export type LagPhases = Record<(typeof LAG_PHASES)[number], number>;
 /** The phases of one completed task, or null when its history has no storeVideo (it did not complete). */
 export async function lagPhasesOf(client: Client, taskId: string, upstreamDoneAt: number): Promise<LagPhases | null> {
   const events = (await client.workflow.getHandle(taskId).fetchHistory()).events ?? [];
-  const scheduled = [...events].reverse().find(
-    (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === 'storeVideo',
-  );
+  const scheduled = [...events]
+    .reverse()
+    .find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === 'storeVideo');
   if (!scheduled) return null;
   const sid = Number(scheduled.eventId);
-  const started = events.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === sid);
-  const completed = events.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED && Number(e.activityTaskCompletedEventAttributes?.scheduledEventId) === sid);
+  const started = events.find(
+    (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === sid,
+  );
+  const completed = events.find(
+    (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED && Number(e.activityTaskCompletedEventAttributes?.scheduledEventId) === sid,
+  );
   const closed = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
   const lastTask = [...events].reverse().find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
   if (!started || !completed || !closed || !lastTask) return null;

@@ -27,7 +27,10 @@ export function cpuMs(pid: number | undefined): number {
 export function statusMiB(pid: number | undefined, field: string): number {
   if (!pid) return NaN;
   try {
-    const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
+    const line = fs
+      .readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${field}:`));
     return Number(line?.replace(/\D+/g, '') ?? NaN) / 1024;
   } catch {
     return NaN;

@@ -97,26 +97,47 @@ async function startGateway(side: Side, root: string, billing: BillingMode, simU
   const log = path.join(benchData, `text-ab-${side}.log`);
   fs.writeFileSync(log, '');
   const adminToken = 'bench-admin-token';
-  const child = runNode('dist/src/api/server.js', {
-    PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
-    // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
-    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-    LOG_LEVEL: logLevel,
-  }, log, root);
+  const child = runNode(
+    'dist/src/api/server.js',
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: adminToken,
+      SIMULATOR_URL: simUrl,
+      // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
+      TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+      LOG_LEVEL: logLevel,
+    },
+    log,
+    root,
+  );
   bench.add(child);
-  const issued = await waitFor(`${side} gateway's admin API`, async () => {
-    if (child.proc.exitCode !== null) throw new Error(`the ${side} gateway exited with code ${child.proc.exitCode} (see ${log})`);
-    const res = await fetch(`http://127.0.0.1:${port}/admin/keys`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` }, body: JSON.stringify(benchKeyBody(billing)),
-    });
-    return res.status === 201 ? (await res.json() as { key: string }) : null;
-  }, 60_000, 200);
+  const issued = await waitFor(
+    `${side} gateway's admin API`,
+    async () => {
+      if (child.proc.exitCode !== null) throw new Error(`the ${side} gateway exited with code ${child.proc.exitCode} (see ${log})`);
+      const res = await fetch(`http://127.0.0.1:${port}/admin/keys`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+        body: JSON.stringify(benchKeyBody(billing)),
+      });
+      return res.status === 201 ? ((await res.json()) as { key: string }) : null;
+    },
+    60_000,
+    200,
+  );
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256 });
   return { side, child, target: { name: side, host: '127.0.0.1', port, agent }, key: issued.key };
 }
 
 /** One closed-loop phase against one gateway, with the CPU of it, the simulator and the idle one. */
-async function measure(gateways: Record<Side, Gateway>, sim: Child, at: Pick<Phase, 'protocol' | 'mode' | 'side' | 'pair' | 'round'>, opts: Options): Promise<Phase> {
+async function measure(
+  gateways: Record<Side, Gateway>,
+  sim: Child,
+  at: Pick<Phase, 'protocol' | 'mode' | 'side' | 'pair' | 'round'>,
+  opts: Options,
+): Promise<Phase> {
   const gw = gateways[at.side];
   const idle = gateways[at.side === 'this' ? 'against' : 'this'];
   const sc = scenario(at.protocol, at.mode, gw.key);
@@ -128,8 +149,13 @@ async function measure(gateways: Record<Side, Gateway>, sim: Child, at: Pick<Pha
   const n = Math.max(1, outcomes.length);
   const errors = outcomes.filter((o) => o.error !== null).length;
   return {
-    ...at, requests: outcomes.length, errors, rps: (outcomes.length - errors) / elapsedS,
-    gatewayCpuMsPerRequest: (after.gw - before.gw) / n, simulatorCpuMsPerRequest: (after.sim - before.sim) / n, idleGatewayCpuMs: after.idle - before.idle,
+    ...at,
+    requests: outcomes.length,
+    errors,
+    rps: (outcomes.length - errors) / elapsedS,
+    gatewayCpuMsPerRequest: (after.gw - before.gw) / n,
+    simulatorCpuMsPerRequest: (after.sim - before.sim) / n,
+    idleGatewayCpuMs: after.idle - before.idle,
   };
 }
 
@@ -146,7 +172,9 @@ async function main(): Promise<void> {
   bench.add(sim);
   await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
   console.log(`\nbench:text-ab  this checkout (${root}, billing ${opts.billing}) against ${opts.against} (billing ${opts.againstBilling})`);
-  console.log(`saturation, ${opts.concurrency} connections; ${opts.pairs} pairs of gateway processes, each ${opts.rounds} rounds of ${opts.seconds} s per gateway per protocol and mode, strictly alternating; cpu = ms of CPU per request`);
+  console.log(
+    `saturation, ${opts.concurrency} connections; ${opts.pairs} pairs of gateway processes, each ${opts.rounds} rounds of ${opts.seconds} s per gateway per protocol and mode, strictly alternating; cpu = ms of CPU per request`,
+  );
 
   const phases: Phase[] = [];
   for (let pair = 1; pair <= opts.pairs; pair += 1) {
@@ -156,9 +184,10 @@ async function main(): Promise<void> {
     const startOrder: Side[] = pair % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
     const gateways = {} as Record<Side, Gateway>;
     for (const side of startOrder) {
-      gateways[side] = side === 'this'
-        ? await startGateway('this', root, opts.billing, simUrl, opts.logLevel, benchData)
-        : await startGateway('against', opts.against, opts.againstBilling, simUrl, opts.logLevel, benchData);
+      gateways[side] =
+        side === 'this'
+          ? await startGateway('this', root, opts.billing, simUrl, opts.logLevel, benchData)
+          : await startGateway('against', opts.against, opts.againstBilling, simUrl, opts.logLevel, benchData);
     }
     console.log(`\nprocess pair ${pair}`);
     let block = pair;
@@ -172,7 +201,8 @@ async function main(): Promise<void> {
         const order: Side[] = block % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
         block += 1;
         if (opts.warmupSeconds > 0) {
-          for (const side of [...order].reverse()) await closedLoop(gateways[side].target, scenario(protocol, mode, gateways[side].key), opts.concurrency, opts.warmupSeconds);
+          for (const side of [...order].reverse())
+            await closedLoop(gateways[side].target, scenario(protocol, mode, gateways[side].key), opts.concurrency, opts.warmupSeconds);
         }
         for (let round = 1; round <= opts.rounds; round += 1) {
           const got = {} as Record<Side, Phase>;
@@ -182,9 +212,11 @@ async function main(): Promise<void> {
           }
           const a = got.this;
           const b = got.against;
-          console.log(`  ${`${protocol} ${mode}`.padEnd(16)} round ${round}: this ${a.rps.toFixed(0).padStart(5)} req/s cpu ${a.gatewayCpuMsPerRequest.toFixed(3)} (sim ${a.simulatorCpuMsPerRequest.toFixed(3)})`
-            + ` | against ${b.rps.toFixed(0).padStart(5)} req/s cpu ${b.gatewayCpuMsPerRequest.toFixed(3)} (sim ${b.simulatorCpuMsPerRequest.toFixed(3)})`
-            + ` | req/s ${pct(a.rps / b.rps - 1)}${a.errors + b.errors > 0 ? ` | errors ${a.errors} / ${b.errors}` : ''}`);
+          console.log(
+            `  ${`${protocol} ${mode}`.padEnd(16)} round ${round}: this ${a.rps.toFixed(0).padStart(5)} req/s cpu ${a.gatewayCpuMsPerRequest.toFixed(3)} (sim ${a.simulatorCpuMsPerRequest.toFixed(3)})` +
+              ` | against ${b.rps.toFixed(0).padStart(5)} req/s cpu ${b.gatewayCpuMsPerRequest.toFixed(3)} (sim ${b.simulatorCpuMsPerRequest.toFixed(3)})` +
+              ` | req/s ${pct(a.rps / b.rps - 1)}${a.errors + b.errors > 0 ? ` | errors ${a.errors} / ${b.errors}` : ''}`,
+          );
         }
       }
     }
@@ -201,21 +233,30 @@ async function main(): Promise<void> {
       const block = phases.filter((p) => p.protocol === protocol && p.mode === mode);
       const of = (side: Side) => block.filter((p) => p.side === side);
       const summary = {
-        protocol, mode,
+        protocol,
+        mode,
         rps: { this: mean(of('this').map((p) => p.rps)), against: mean(of('against').map((p) => p.rps)) },
-        gatewayCpuMsPerRequest: { this: mean(of('this').map((p) => p.gatewayCpuMsPerRequest)), against: mean(of('against').map((p) => p.gatewayCpuMsPerRequest)) },
-        simulatorCpuMsPerRequest: { this: mean(of('this').map((p) => p.simulatorCpuMsPerRequest)), against: mean(of('against').map((p) => p.simulatorCpuMsPerRequest)) },
+        gatewayCpuMsPerRequest: {
+          this: mean(of('this').map((p) => p.gatewayCpuMsPerRequest)),
+          against: mean(of('against').map((p) => p.gatewayCpuMsPerRequest)),
+        },
+        simulatorCpuMsPerRequest: {
+          this: mean(of('this').map((p) => p.simulatorCpuMsPerRequest)),
+          against: mean(of('against').map((p) => p.simulatorCpuMsPerRequest)),
+        },
         pairChange: pairChanges(block, opts.pairs, (p) => p.rps),
         errors: { this: of('this').reduce((s, p) => s + p.errors, 0), against: of('against').reduce((s, p) => s + p.errors, 0) },
         maxIdleGatewayCpuMs: Math.max(...block.map((p) => p.idleGatewayCpuMs)),
       };
       summaries.push(summary);
-      console.log(`  ${`${protocol} ${mode}`.padEnd(16)} req/s ${summary.rps.against.toFixed(0)} -> ${summary.rps.this.toFixed(0)} (${pct(summary.rps.this / summary.rps.against - 1)});`
-        + ` per pair ${pct(summary.pairChange.median)} (${pct(summary.pairChange.min)} .. ${pct(summary.pairChange.max)});`
-        + ` gateway cpu ${summary.gatewayCpuMsPerRequest.against.toFixed(3)} -> ${summary.gatewayCpuMsPerRequest.this.toFixed(3)} ms/req`
-        + ` (${pct(summary.gatewayCpuMsPerRequest.this / summary.gatewayCpuMsPerRequest.against - 1)});`
-        + ` sim cpu ${summary.simulatorCpuMsPerRequest.against.toFixed(3)} -> ${summary.simulatorCpuMsPerRequest.this.toFixed(3)};`
-        + ` errors ${summary.errors.this} / ${summary.errors.against}; idle gateway at most ${summary.maxIdleGatewayCpuMs.toFixed(0)} ms per phase`);
+      console.log(
+        `  ${`${protocol} ${mode}`.padEnd(16)} req/s ${summary.rps.against.toFixed(0)} -> ${summary.rps.this.toFixed(0)} (${pct(summary.rps.this / summary.rps.against - 1)});` +
+          ` per pair ${pct(summary.pairChange.median)} (${pct(summary.pairChange.min)} .. ${pct(summary.pairChange.max)});` +
+          ` gateway cpu ${summary.gatewayCpuMsPerRequest.against.toFixed(3)} -> ${summary.gatewayCpuMsPerRequest.this.toFixed(3)} ms/req` +
+          ` (${pct(summary.gatewayCpuMsPerRequest.this / summary.gatewayCpuMsPerRequest.against - 1)});` +
+          ` sim cpu ${summary.simulatorCpuMsPerRequest.against.toFixed(3)} -> ${summary.simulatorCpuMsPerRequest.this.toFixed(3)};` +
+          ` errors ${summary.errors.this} / ${summary.errors.against}; idle gateway at most ${summary.maxIdleGatewayCpuMs.toFixed(0)} ms per phase`,
+      );
     }
   }
 

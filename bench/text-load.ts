@@ -12,7 +12,10 @@ export type Mode = (typeof MODES)[number];
 
 /** A comma-separated option value (--protocols, --modes, ...) checked against what it may hold. */
 export function listOf<T extends string>(name: string, value: string, allowed: readonly T[]): T[] {
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = items.filter((s) => !(allowed as readonly string[]).includes(s));
   if (items.length === 0 || bad.length > 0) throw new Error(`--${name}: expected a comma-separated list of ${allowed.join(', ')}; got '${value}'`);
   return allowed.filter((a) => items.includes(a));
@@ -54,30 +57,37 @@ export function scenario(protocol: Protocol, mode: Mode, key: string): Scenario 
   if (protocol === 'anthropic') {
     const body = { model: 'cm-sonnet-4.5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello bench' }], ...(stream ? { stream: true } : {}) };
     return {
-      protocol, mode, path: '/v1/messages', body: Buffer.from(JSON.stringify(body)),
+      protocol,
+      mode,
+      path: '/v1/messages',
+      body: Buffer.from(JSON.stringify(body)),
       headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
       check: stream
         ? (text) => (/^(event: *message_stop|data: *\{"type": *"message_stop")/m.test(lastEvent(text)) ? null : 'stream did not end with message_stop')
         : (text) => {
-          const msg = parseObject(text);
-          return msg && msg.type === 'message' && Array.isArray(msg.content) && typeof msg.stop_reason === 'string' ? null : 'not a complete message';
-        },
+            const msg = parseObject(text);
+            return msg && msg.type === 'message' && Array.isArray(msg.content) && typeof msg.stop_reason === 'string' ? null : 'not a complete message';
+          },
     };
   }
   const body = {
-    model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello bench' }],
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'Hello bench' }],
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   };
   return {
-    protocol, mode, path: '/v1/chat/completions', body: Buffer.from(JSON.stringify(body)),
+    protocol,
+    mode,
+    path: '/v1/chat/completions',
+    body: Buffer.from(JSON.stringify(body)),
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     check: stream
       ? (text) => (lastEvent(text).trim() === 'data: [DONE]' ? null : 'stream did not end with data: [DONE]')
       : (text) => {
-        const c = parseObject(text);
-        const choice = c && Array.isArray(c.choices) ? (c.choices as unknown[])[0] : undefined;
-        return c && c.object === 'chat.completion' && isRecord(choice) && typeof choice.finish_reason === 'string' ? null : 'not a complete chat.completion';
-      },
+          const c = parseObject(text);
+          const choice = c && Array.isArray(c.choices) ? (c.choices as unknown[])[0] : undefined;
+          return c && c.object === 'chat.completion' && isRecord(choice) && typeof choice.finish_reason === 'string' ? null : 'not a complete chat.completion';
+        },
   };
 }
 
@@ -116,7 +126,11 @@ export function fire(target: Target, sc: Scenario, scheduled: bigint, done: (o: 
   };
   const req = http.request(
     {
-      agent: target.agent, host: target.host, port: target.port, method: 'POST', path: sc.path,
+      agent: target.agent,
+      host: target.host,
+      port: target.port,
+      method: 'POST',
+      path: sc.path,
       headers: { ...sc.headers, 'content-length': sc.body.length },
     },
     (res) => {

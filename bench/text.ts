@@ -32,7 +32,22 @@ import { runNode } from '../test/support/processes';
 import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
 import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB } from './proc-stats';
-import { closedLoop, fire, listOf, MODES, now, openLoop, PROTOCOLS, scenario, toMs, type Mode, type Outcome, type Protocol, type Scenario, type Target } from './text-load';
+import {
+  closedLoop,
+  fire,
+  listOf,
+  MODES,
+  now,
+  openLoop,
+  PROTOCOLS,
+  scenario,
+  toMs,
+  type Mode,
+  type Outcome,
+  type Protocol,
+  type Scenario,
+  type Target,
+} from './text-load';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -62,7 +77,8 @@ function parseArgs(argv: string[]): Options {
   };
   const positive = (name: string, fallback: string, integer = false) => {
     const value = Number(get(name, fallback));
-    if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) throw new Error(`--${name}: expected a positive ${integer ? 'integer' : 'number'}`);
+    if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value)))
+      throw new Error(`--${name}: expected a positive ${integer ? 'integer' : 'number'}`);
     return value;
   };
   const logLevel = get('log-level', 'info');
@@ -88,7 +104,13 @@ function parseArgs(argv: string[]): Options {
 // Statistics
 // ---------------------------------------------------------------------------------------------
 
-interface Dist { p50: number; p90: number; p99: number; p999: number; max: number }
+interface Dist {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
 
 function dist(values: number[]): Dist {
   const sorted = Float64Array.from(values).sort();
@@ -182,14 +204,31 @@ function summarise(
 const f2 = (v: number) => (Number.isNaN(v) ? 'n/a' : v.toFixed(2));
 const signed = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
 const COLUMNS: Array<[string, number]> = [
-  ['protocol', -10], ['mode', -7], ['phase', -12], ['target', -8], ['req/s', 8], ['p50', 7], ['p99', 7],
-  ['sch p50', 8], ['sch p99', 8], ['ttfb p50', 9], ['ttfb p99', 9], ['errors', 7], ['gw cpu', 7], ['sim cpu', 8], ['gen cpu', 8], ['gw rss', 7], ['other', 6],
+  ['protocol', -10],
+  ['mode', -7],
+  ['phase', -12],
+  ['target', -8],
+  ['req/s', 8],
+  ['p50', 7],
+  ['p99', 7],
+  ['sch p50', 8],
+  ['sch p99', 8],
+  ['ttfb p50', 9],
+  ['ttfb p99', 9],
+  ['errors', 7],
+  ['gw cpu', 7],
+  ['sim cpu', 8],
+  ['gen cpu', 8],
+  ['gw rss', 7],
+  ['other', 6],
 ];
 const row = (cells: string[]) =>
-  cells.map((c, i) => {
-    const w = COLUMNS[i]![1];
-    return w < 0 ? c.padEnd(-w) : c.padStart(w);
-  }).join(' ');
+  cells
+    .map((c, i) => {
+      const w = COLUMNS[i]![1];
+      return w < 0 ? c.padEnd(-w) : c.padStart(w);
+    })
+    .join(' ');
 
 function phaseLabel(r: PhaseResult): string {
   return r.phase === 'fixed' ? `${r.offeredRate}/s` : `sat c=${r.concurrency}`;
@@ -197,14 +236,27 @@ function phaseLabel(r: PhaseResult): string {
 
 function printRow(r: PhaseResult): void {
   const stream = r.mode === 'stream';
-  console.log(row([
-    r.protocol, r.mode, phaseLabel(r), r.target, r.rps.toFixed(0), f2(r.latency.p50), f2(r.latency.p99),
-    r.fromSchedule ? f2(r.fromSchedule.p50) : '', r.fromSchedule ? f2(r.fromSchedule.p99) : '',
-    stream ? f2(r.firstByte.p50) : '', stream ? f2(r.firstByte.p99) : '',
-    String(r.errors), r.target === 'gateway' ? f2(r.cpuMsPerRequest.gateway) : '', f2(r.cpuMsPerRequest.simulator), f2(r.cpuMsPerRequest.loadgen),
-    r.target === 'gateway' ? r.peakRssMiB.gateway.toFixed(0) : '',
-    Number.isNaN(r.otherCpuPercent) ? 'n/a' : `${Math.max(0, r.otherCpuPercent).toFixed(0)}%`,
-  ]));
+  console.log(
+    row([
+      r.protocol,
+      r.mode,
+      phaseLabel(r),
+      r.target,
+      r.rps.toFixed(0),
+      f2(r.latency.p50),
+      f2(r.latency.p99),
+      r.fromSchedule ? f2(r.fromSchedule.p50) : '',
+      r.fromSchedule ? f2(r.fromSchedule.p99) : '',
+      stream ? f2(r.firstByte.p50) : '',
+      stream ? f2(r.firstByte.p99) : '',
+      String(r.errors),
+      r.target === 'gateway' ? f2(r.cpuMsPerRequest.gateway) : '',
+      f2(r.cpuMsPerRequest.simulator),
+      f2(r.cpuMsPerRequest.loadgen),
+      r.target === 'gateway' ? r.peakRssMiB.gateway.toFixed(0) : '',
+      Number.isNaN(r.otherCpuPercent) ? 'n/a' : `${Math.max(0, r.otherCpuPercent).toFixed(0)}%`,
+    ]),
+  );
   const kinds = Object.entries(r.errorKinds);
   if (kinds.length > 0) console.log(`${' '.repeat(28)}errors: ${kinds.map(([k, n]) => `${n} x ${k}`).join(', ')}`);
 }
@@ -225,7 +277,9 @@ interface Added {
 
 function added(direct: PhaseResult, gateway: PhaseResult): Added {
   return {
-    protocol: direct.protocol, mode: direct.mode, phase: direct.phase,
+    protocol: direct.protocol,
+    mode: direct.mode,
+    phase: direct.phase,
     p50: gateway.latency.p50 - direct.latency.p50,
     p99: gateway.latency.p99 - direct.latency.p99,
     fromScheduleP50: direct.fromSchedule && gateway.fromSchedule ? gateway.fromSchedule.p50 - direct.fromSchedule.p50 : null,
@@ -238,12 +292,26 @@ function added(direct: PhaseResult, gateway: PhaseResult): Added {
 
 function printAdded(a: Added): void {
   const stream = a.mode === 'stream';
-  console.log(row([
-    a.protocol, a.mode, a.phase === 'fixed' ? 'fixed' : 'sat', 'added', a.phase === 'saturation' ? `x${a.rpsRatio.toFixed(2)}` : '',
-    signed(a.p50), signed(a.p99),
-    a.fromScheduleP50 !== null ? signed(a.fromScheduleP50) : '', a.fromScheduleP99 !== null ? signed(a.fromScheduleP99) : '',
-    stream ? signed(a.firstByteP50) : '', stream ? signed(a.firstByteP99) : '', '', '', '', '', '',
-  ]));
+  console.log(
+    row([
+      a.protocol,
+      a.mode,
+      a.phase === 'fixed' ? 'fixed' : 'sat',
+      'added',
+      a.phase === 'saturation' ? `x${a.rpsRatio.toFixed(2)}` : '',
+      signed(a.p50),
+      signed(a.p99),
+      a.fromScheduleP50 !== null ? signed(a.fromScheduleP50) : '',
+      a.fromScheduleP99 !== null ? signed(a.fromScheduleP99) : '',
+      stream ? signed(a.firstByteP50) : '',
+      stream ? signed(a.firstByteP99) : '',
+      '',
+      '',
+      '',
+      '',
+      '',
+    ]),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -281,18 +349,33 @@ async function main(): Promise<void> {
   const api = `http://127.0.0.1:${apiPort}`;
   const adminToken = 'bench-admin-token';
   if (opts.cpuProfDir) fs.mkdirSync(opts.cpuProfDir, { recursive: true });
-  const gw = runNode('dist/src/api/server.js', {
-    PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, SIMULATOR_URL: simUrl,
-    // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
-    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-    LOG_LEVEL: opts.logLevel,
-  }, logs.gateway, root, opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []);
+  const gw = runNode(
+    'dist/src/api/server.js',
+    {
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: adminToken,
+      SIMULATOR_URL: simUrl,
+      // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
+      TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+      LOG_LEVEL: opts.logLevel,
+    },
+    logs.gateway,
+    root,
+    opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : [],
+  );
   bench.add(gw);
-  const issued = await waitFor('gateway admin API', async () => {
-    if (gw.proc.exitCode !== null) throw new Error(`the gateway exited with code ${gw.proc.exitCode} (see ${path.relative(root, logs.gateway)})`);
-    const res = await post(`${api}/admin/keys`, { authorization: `Bearer ${adminToken}` }, benchKeyBody(opts.billing));
-    return res.status === 201 ? (JSON.parse(res.text) as { key: string }) : null;
-  }, 60_000, 200);
+  const issued = await waitFor(
+    'gateway admin API',
+    async () => {
+      if (gw.proc.exitCode !== null) throw new Error(`the gateway exited with code ${gw.proc.exitCode} (see ${path.relative(root, logs.gateway)})`);
+      const res = await post(`${api}/admin/keys`, { authorization: `Bearer ${adminToken}` }, benchKeyBody(opts.billing));
+      return res.status === 201 ? (JSON.parse(res.text) as { key: string }) : null;
+    },
+    60_000,
+    200,
+  );
 
   const agentOptions: http.AgentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256 };
   const targets: Record<TargetName, Target<TargetName>> = {
@@ -302,10 +385,14 @@ async function main(): Promise<void> {
   const pids = { gateway: gw.proc.pid, simulator: sim.proc.pid };
   const gatewayRssAtStart = statusMiB(pids.gateway, 'VmRSS');
 
-  console.log(`\nbench:text  fixed rate ${opts.rate} req/s (open loop) for ${opts.seconds} s after ${opts.warmupSeconds} s warm-up; saturation ${opts.concurrency} connections (closed loop) for ${opts.seconds} s; billing ${opts.billing}`);
+  console.log(
+    `\nbench:text  fixed rate ${opts.rate} req/s (open loop) for ${opts.seconds} s after ${opts.warmupSeconds} s warm-up; saturation ${opts.concurrency} connections (closed loop) for ${opts.seconds} s; billing ${opts.billing}`,
+  );
   const loadAtStart = os.loadavg()[0] ?? NaN;
-  console.log(`gateway LOG_LEVEL=${opts.logLevel}; ${os.cpus().length} cores shared by the load generator (this process), the gateway and the simulator`
-    + `; 1-min load average before the run ${loadAtStart.toFixed(2)}${opts.cpuProfDir ? `; gateway CPU profile to ${opts.cpuProfDir}` : ''}`);
+  console.log(
+    `gateway LOG_LEVEL=${opts.logLevel}; ${os.cpus().length} cores shared by the load generator (this process), the gateway and the simulator` +
+      `; 1-min load average before the run ${loadAtStart.toFixed(2)}${opts.cpuProfDir ? `; gateway CPU profile to ${opts.cpuProfDir}` : ''}`,
+  );
 
   /** Runs one measured phase with CPU and RSS accounting around it. */
   const measure = async (
@@ -331,7 +418,7 @@ async function main(): Promise<void> {
       loadgen: (after.loadgen - before.loadgen) / n,
     };
     if (base.target !== 'gateway') peak.gateway = NaN;
-    const ours = (after.gateway - before.gateway) + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
+    const ours = after.gateway - before.gateway + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
     const other = (100 * (after.machine - before.machine - ours)) / toMs(after.at - before.at);
     return summarise(base, outcomes, cpu, other, peak);
   };
@@ -360,15 +447,17 @@ async function main(): Promise<void> {
       const base = { protocol, mode, seconds: opts.seconds };
       for (const target of live) {
         if (opts.warmupSeconds > 0) await openLoop(target, sc, opts.rate, opts.warmupSeconds);
-        const r = await measure({ ...base, target: target.name, phase: 'fixed', offeredRate: opts.rate, concurrency: null },
-          () => openLoop(target, sc, opts.rate, opts.seconds));
+        const r = await measure({ ...base, target: target.name, phase: 'fixed', offeredRate: opts.rate, concurrency: null }, () =>
+          openLoop(target, sc, opts.rate, opts.seconds),
+        );
         (byTarget[target.name] ??= {}).fixed = r;
         results.push(r);
         printRow(r);
       }
       for (const target of live) {
-        const r = await measure({ ...base, target: target.name, phase: 'saturation', offeredRate: null, concurrency: opts.concurrency },
-          () => closedLoop(target, sc, opts.concurrency, opts.seconds));
+        const r = await measure({ ...base, target: target.name, phase: 'saturation', offeredRate: null, concurrency: opts.concurrency }, () =>
+          closedLoop(target, sc, opts.concurrency, opts.seconds),
+        );
         (byTarget[target.name] ??= {}).saturation = r;
         results.push(r);
         printRow(r);
@@ -386,11 +475,15 @@ async function main(): Promise<void> {
   }
 
   const gatewayPeakRss = statusMiB(pids.gateway, 'VmHWM');
-  console.log(`\ngateway RSS ${gatewayRssAtStart.toFixed(0)} MiB right after start-up, peak (VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`);
+  console.log(
+    `\ngateway RSS ${gatewayRssAtStart.toFixed(0)} MiB right after start-up, peak (VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`,
+  );
   const lags = results.flatMap((r) => (r.sendLag ? [r.sendLag] : []));
   if (lags.length > 0) {
-    console.log(`load generator sent late by p50 ${f2(Math.max(...lags.map((l) => l.p50)))} ms, p99 ${f2(Math.max(...lags.map((l) => l.p99)))} ms `
-      + `(worst fixed-rate phase; 1 ms timers: this is the gap between "sch" and sent-based figures)`);
+    console.log(
+      `load generator sent late by p50 ${f2(Math.max(...lags.map((l) => l.p50)))} ms, p99 ${f2(Math.max(...lags.map((l) => l.p99)))} ms ` +
+        `(worst fixed-rate phase; 1 ms timers: this is the gap between "sch" and sent-based figures)`,
+    );
   }
   const fixedAdded = addedRows.filter((a) => a.phase === 'fixed');
   if (fixedAdded.length > 0) {
@@ -402,11 +495,25 @@ async function main(): Promise<void> {
   const out = path.join(root, 'bench-results');
   fs.mkdirSync(out, { recursive: true });
   const file = path.join(out, `text-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({
-    options: opts, startedAt: startedAt.toISOString(), cores: os.cpus().length, loadAverageAtStart: loadAtStart, node: process.version, clockTicks: CLOCK_TICKS,
-    results, added: addedRows, skipped,
-    rssMiB: { gatewayAtStart: gatewayRssAtStart, gatewayPeak: gatewayPeakRss, simulatorPeak: statusMiB(pids.simulator, 'VmHWM') },
-  }, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
+  fs.writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        options: opts,
+        startedAt: startedAt.toISOString(),
+        cores: os.cpus().length,
+        loadAverageAtStart: loadAtStart,
+        node: process.version,
+        clockTicks: CLOCK_TICKS,
+        results,
+        added: addedRows,
+        skipped,
+        rssMiB: { gatewayAtStart: gatewayRssAtStart, gatewayPeak: gatewayPeakRss, simulatorPeak: statusMiB(pids.simulator, 'VmHWM') },
+      },
+      (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v),
+      2,
+    ),
+  );
   console.log(`results written to ${path.relative(root, file)}`);
   for (const t of Object.values(targets)) t.agent.destroy();
 }

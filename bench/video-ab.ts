@@ -132,28 +132,52 @@ type CpuPart = (typeof CPU_PARTS)[number];
 const ms = (v: number) => `${v.toFixed(0)} ms`;
 const failures = (p: Phase) => p.streamErrors + p.createErrors + p.readErrors + p.notCompleted;
 
-async function startStack(side: Side, pair: number, root: string, billing: BillingMode, shared: { temporalAddress: string; simUrl: string; runDir: string; pollMs: number; cpuProfDir: string }): Promise<Stack> {
+async function startStack(
+  side: Side,
+  pair: number,
+  root: string,
+  billing: BillingMode,
+  shared: { temporalAddress: string; simUrl: string; runDir: string; pollMs: number; cpuProfDir: string },
+): Promise<Stack> {
   const port = await freePort();
   const api = `http://127.0.0.1:${port}`;
   const database = await benchDatabase(`ab_${side}`);
   const dataDir = path.join(shared.runDir, `${side}-${pair}`);
   fs.mkdirSync(dataDir, { recursive: true });
   const env = {
-    DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin', LOG_LEVEL: 'warn',
-    TEMPORAL_ADDRESS: shared.temporalAddress, TEMPORAL_TASK_QUEUE: `bench-ab-${side}-${pair}`, SIMULATOR_URL: shared.simUrl, UPSTREAM_POLL_MS: String(shared.pollMs),
+    DATABASE_URL: database.url,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: 'bench-admin',
+    LOG_LEVEL: 'warn',
+    TEMPORAL_ADDRESS: shared.temporalAddress,
+    TEMPORAL_TASK_QUEUE: `bench-ab-${side}-${pair}`,
+    SIMULATOR_URL: shared.simUrl,
+    UPSTREAM_POLL_MS: String(shared.pollMs),
   };
   const profile = shared.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(shared.cpuProfDir, `${side}-${pair}`)}`] : [];
   bench.atEnd(database.drop);
   const apiProc = bench.add(runNode('dist/src/api/server.js', env, `bench-ab-${side}-api`, root, profile));
   const workerProc = bench.add(runNode('dist/src/worker.js', env, `bench-ab-${side}-worker`, root));
   const stack = { side, api, auth: {}, apiProc, workerProc, dropDatabase: database.drop };
-  await waitFor(`${side} gateway healthy`, async () => {
-    if (apiProc.proc.exitCode !== null || workerProc.proc.exitCode !== null) throw new Error(`the ${side} gateway exited (see .test-data/bench-ab-${side}-*.log)`);
-    return (await fetch(`${api}/healthz`)).status === 200;
-  }, 90_000, 250);
-  const issued = (await (await fetch(`${api}/admin/keys`, {
-    method: 'POST', headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(benchKeyBody(billing)),
-  })).json()) as { key: string };
+  await waitFor(
+    `${side} gateway healthy`,
+    async () => {
+      if (apiProc.proc.exitCode !== null || workerProc.proc.exitCode !== null)
+        throw new Error(`the ${side} gateway exited (see .test-data/bench-ab-${side}-*.log)`);
+      return (await fetch(`${api}/healthz`)).status === 200;
+    },
+    90_000,
+    250,
+  );
+  const issued = (await (
+    await fetch(`${api}/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' },
+      body: JSON.stringify(benchKeyBody(billing)),
+    })
+  ).json()) as { key: string };
   return { ...stack, auth: { authorization: `Bearer ${issued.key}` } };
 }
 
@@ -166,7 +190,12 @@ async function stopStack(stack: Stack): Promise<void> {
 async function waitIdle(temporal: Client, taskId: string | undefined): Promise<void> {
   if (!taskId) return;
   const owner = ((await temporal.workflow.getHandle(taskId).describe()).searchAttributes.GatewayOwner as string[])[0];
-  await waitFor('the round\'s tasks to complete', async () => (await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`)).count === 0, 300_000, 500);
+  await waitFor(
+    "the round's tasks to complete",
+    async () => (await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`)).count === 0,
+    300_000,
+    500,
+  );
 }
 
 function cpuNow(stack: Stack, temporalPid: number | undefined): Record<CpuPart, number> {
@@ -179,7 +208,14 @@ function cpuNow(stack: Stack, temporalPid: number | undefined): Record<CpuPart, 
  * every task completed. In turns, each stack runs all of that alone, one after the other;
  * together, the stacks run each step at the same time, so both meet the same machine.
  */
-async function measureRound(stacks: Stack[], temporal: Client, temporalPid: number | undefined, simUrl: string, opts: Options, at: Pick<Phase, 'pair' | 'round'>): Promise<Phase[]> {
+async function measureRound(
+  stacks: Stack[],
+  temporal: Client,
+  temporalPid: number | undefined,
+  simUrl: string,
+  opts: Options,
+  at: Pick<Phase, 'pair' | 'round'>,
+): Promise<Phase[]> {
   if (opts.mode === 'turns' && stacks.length > 1) {
     const phases: Phase[] = [];
     for (const stack of stacks) phases.push(...(await measureRound([stack], temporal, temporalPid, simUrl, opts, at)));
@@ -188,10 +224,15 @@ async function measureRound(stacks: Stack[], temporal: Client, temporalPid: numb
   const apiBefore = stacks.map((s) => cpuMs(s.apiProc.proc.pid));
   const bursts = await Promise.all(stacks.map((s) => chatStreamBurst(s.api, s.auth, { streams: opts.streams, jobMs: opts.jobMs })));
   const waveBefore = stacks.map((s) => cpuNow(s, temporalPid));
-  const waves = await Promise.all(stacks.map((s) =>
-    createWave(s.api, s.auth, { n: opts.creates, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: 0, label: `${s.side}-${at.pair}-${at.round}` })));
+  const waves = await Promise.all(
+    stacks.map((s) =>
+      createWave(s.api, s.auth, { n: opts.creates, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: 0, label: `${s.side}-${at.pair}-${at.round}` }),
+    ),
+  );
   const apiAfter = stacks.map((s) => cpuMs(s.apiProc.proc.pid));
-  const reads = await Promise.all(stacks.map((s, i) => statusReads(s.api, s.auth, waves[i]!.ids, { seconds: opts.querySeconds, concurrency: opts.concurrency })));
+  const reads = await Promise.all(
+    stacks.map((s, i) => statusReads(s.api, s.auth, waves[i]!.ids, { seconds: opts.querySeconds, concurrency: opts.concurrency })),
+  );
   await Promise.all(stacks.map((_, i) => waitIdle(temporal, waves[i]!.ids[0] ?? bursts[i]!.outcomes[0]?.taskId)));
   const waveAfter = stacks.map((s) => cpuNow(s, temporalPid));
   // After the CPU window: these reads of Temporal and the simulator are the bench's, not the load's.
@@ -202,15 +243,33 @@ async function measureRound(stacks: Stack[], temporal: Client, temporalPid: numb
     // Processes the stacks share (the dev server, PostgreSQL, the machine) cannot be told
     // apart when the stacks run together: NaN there.
     const own = (part: CpuPart) => stacks.length === 1 || part === 'api' || part === 'worker';
-    const createCpu = Object.fromEntries(CPU_PARTS.map((part) =>
-      [part, own(part) ? (waveAfter[i]![part] - waveBefore[i]![part]) / opts.creates : NaN])) as Record<CpuPart, number>;
+    const createCpu = Object.fromEntries(
+      CPU_PARTS.map((part) => [part, own(part) ? (waveAfter[i]![part] - waveBefore[i]![part]) / opts.creates : NaN]),
+    ) as Record<CpuPart, number>;
     return {
-      side: stack.side, ...at,
-      firstChunkP50: percentile(burst.firstChunkMs, 50), firstChunkP99: percentile(burst.firstChunkMs, 99), streamErrors: burst.errors,
-      createsPerSecond: opts.creates / wave.seconds, createP50: percentile(wave.latencies, 50), createP99: percentile(wave.latencies, 99), createErrors: wave.errors,
-      readP50: percentile(reads[i]!.latencies, 50), readP99: percentile(reads[i]!.latencies, 99), readErrors: reads[i]!.errors,
-      lagP50: percentile(lags[i]!.done.map((t) => t.lag), 50), lagP99: percentile(lags[i]!.done.map((t) => t.lag), 99), notCompleted: lags[i]!.notCompleted,
-      apiPeakMiB: statusMiB(stack.apiProc.proc.pid, 'VmHWM'), workerPeakMiB: statusMiB(stack.workerProc.proc.pid, 'VmHWM'),
+      side: stack.side,
+      ...at,
+      firstChunkP50: percentile(burst.firstChunkMs, 50),
+      firstChunkP99: percentile(burst.firstChunkMs, 99),
+      streamErrors: burst.errors,
+      createsPerSecond: opts.creates / wave.seconds,
+      createP50: percentile(wave.latencies, 50),
+      createP99: percentile(wave.latencies, 99),
+      createErrors: wave.errors,
+      readP50: percentile(reads[i]!.latencies, 50),
+      readP99: percentile(reads[i]!.latencies, 99),
+      readErrors: reads[i]!.errors,
+      lagP50: percentile(
+        lags[i]!.done.map((t) => t.lag),
+        50,
+      ),
+      lagP99: percentile(
+        lags[i]!.done.map((t) => t.lag),
+        99,
+      ),
+      notCompleted: lags[i]!.notCompleted,
+      apiPeakMiB: statusMiB(stack.apiProc.proc.pid, 'VmHWM'),
+      workerPeakMiB: statusMiB(stack.workerProc.proc.pid, 'VmHWM'),
       apiCpuMsPerRequest: (apiAfter[i]! - apiBefore[i]!) / (opts.streams + opts.creates),
       createCpu,
     };
@@ -226,7 +285,13 @@ async function main(): Promise<void> {
   fs.mkdirSync(runDir, { recursive: true });
   bench.removeAtEnd(runDir);
   const temporalServer = await startDevServer({
-    cliPath: temporalCliPath(), dataDir: runDir, port: await freePort(), uiPort: await freePort(), namespace: 'default', logger: createLogger('warn', 'bench'), headless: true,
+    cliPath: temporalCliPath(),
+    dataDir: runDir,
+    port: await freePort(),
+    uiPort: await freePort(),
+    namespace: 'default',
+    logger: createLogger('warn', 'bench'),
+    headless: true,
   });
   bench.atEnd(() => temporalServer.stop());
   const simPort = await freePort();
@@ -237,7 +302,9 @@ async function main(): Promise<void> {
   const shared = { temporalAddress: temporalServer.address, simUrl, runDir, pollMs: opts.pollMs, cpuProfDir: opts.cpuProfDir };
 
   console.log(`\nbench:video-ab  this checkout (${root}, billing ${opts.billing}) against ${opts.against} (billing ${opts.againstBilling})`);
-  console.log(`${opts.pairs} pairs of stacks x ${opts.rounds} rounds; ${opts.mode === 'together' ? 'both stacks at once' : 'one stack at a time'}; per round and stack: ${opts.streams} chat streams at once, then ${opts.creates} creates by ${opts.concurrency} clients (job ${opts.jobMs} ms), then idle`);
+  console.log(
+    `${opts.pairs} pairs of stacks x ${opts.rounds} rounds; ${opts.mode === 'together' ? 'both stacks at once' : 'one stack at a time'}; per round and stack: ${opts.streams} chat streams at once, then ${opts.creates} creates by ${opts.concurrency} clients (job ${opts.jobMs} ms), then idle`,
+  );
   const phases: Phase[] = [];
   for (let pair = 1; pair <= opts.pairs; pair += 1) {
     const order: Side[] = pair % 2 === 1 ? ['this', 'against'] : ['against', 'this'];
@@ -247,42 +314,62 @@ async function main(): Promise<void> {
     }
     console.log(`\nstack pair ${pair}`);
     // Warm-up, discarded, in reverse order so the first measured phase follows the other stack's.
-    await measureRound([...order].reverse().map((side) => byside[side]), temporal, temporalServer.pid, simUrl, opts, { pair, round: 0 });
+    await measureRound(
+      [...order].reverse().map((side) => byside[side]),
+      temporal,
+      temporalServer.pid,
+      simUrl,
+      opts,
+      { pair, round: 0 },
+    );
     for (let round = 1; round <= opts.rounds; round += 1) {
-      const got = await measureRound(order.map((side) => byside[side]), temporal, temporalServer.pid, simUrl, opts, { pair, round });
+      const got = await measureRound(
+        order.map((side) => byside[side]),
+        temporal,
+        temporalServer.pid,
+        simUrl,
+        opts,
+        { pair, round },
+      );
       phases.push(...got);
       const a = got.find((p) => p.side === 'this')!;
       const b = got.find((p) => p.side === 'against')!;
-      console.log(`  round ${round}: first chunk p50 this ${ms(a.firstChunkP50)} against ${ms(b.firstChunkP50)} (${pct(a.firstChunkP50 / b.firstChunkP50 - 1)})`
-        + ` | creates/s ${a.createsPerSecond.toFixed(1)} / ${b.createsPerSecond.toFixed(1)} (${pct(a.createsPerSecond / b.createsPerSecond - 1)})`
-        + ` | create p50 ${ms(a.createP50)} / ${ms(b.createP50)} | api cpu ms/req ${a.apiCpuMsPerRequest.toFixed(2)} / ${b.apiCpuMsPerRequest.toFixed(2)}`
-        + ` | read p50 ${ms(a.readP50)} / ${ms(b.readP50)} | lag p50 ${ms(a.lagP50)} / ${ms(b.lagP50)}`
-        + `${failures(a) + failures(b) > 0 ? ` | errors ${failures(a)} / ${failures(b)}` : ''}`);
+      console.log(
+        `  round ${round}: first chunk p50 this ${ms(a.firstChunkP50)} against ${ms(b.firstChunkP50)} (${pct(a.firstChunkP50 / b.firstChunkP50 - 1)})` +
+          ` | creates/s ${a.createsPerSecond.toFixed(1)} / ${b.createsPerSecond.toFixed(1)} (${pct(a.createsPerSecond / b.createsPerSecond - 1)})` +
+          ` | create p50 ${ms(a.createP50)} / ${ms(b.createP50)} | api cpu ms/req ${a.apiCpuMsPerRequest.toFixed(2)} / ${b.apiCpuMsPerRequest.toFixed(2)}` +
+          ` | read p50 ${ms(a.readP50)} / ${ms(b.readP50)} | lag p50 ${ms(a.lagP50)} / ${ms(b.lagP50)}` +
+          `${failures(a) + failures(b) > 0 ? ` | errors ${failures(a)} / ${failures(b)}` : ''}`,
+      );
     }
     for (const side of order) await stopStack(byside[side]);
   }
 
   console.log(`\nsummary (this against ${opts.against}): means over all rounds, this against; per pair = change of the pair's means, median (min .. max)`);
   type Figure = [string, (p: Phase) => number, (v: number) => string];
-  const figures = ([
-    ['chat first chunk p50', (p) => p.firstChunkP50, ms],
-    ['chat first chunk p99', (p) => p.firstChunkP99, ms],
-    ['creates/s', (p) => p.createsPerSecond, (v) => v.toFixed(1)],
-    ['create p50', (p) => p.createP50, ms],
-    ['create p99', (p) => p.createP99, ms],
-    ['status read p50', (p) => p.readP50, ms],
-    ['status read p99', (p) => p.readP99, ms],
-    ['completion lag p50', (p) => p.lagP50, ms],
-    ['completion lag p99', (p) => p.lagP99, ms],
-    ['peak api rss MiB', (p) => p.apiPeakMiB, (v) => v.toFixed(1)],
-    ['peak worker rss MiB', (p) => p.workerPeakMiB, (v) => v.toFixed(1)],
-    ['api cpu ms/request', (p) => p.apiCpuMsPerRequest, (v) => v.toFixed(2)],
-    ...CPU_PARTS.map((part): Figure => [`${part} cpu ms/create`, (p) => p.createCpu[part], (v) => v.toFixed(2)]),
-  ] satisfies Figure[]).filter(([, value]) => phases.every((p) => Number.isFinite(value(p))));
+  const figures = (
+    [
+      ['chat first chunk p50', (p) => p.firstChunkP50, ms],
+      ['chat first chunk p99', (p) => p.firstChunkP99, ms],
+      ['creates/s', (p) => p.createsPerSecond, (v) => v.toFixed(1)],
+      ['create p50', (p) => p.createP50, ms],
+      ['create p99', (p) => p.createP99, ms],
+      ['status read p50', (p) => p.readP50, ms],
+      ['status read p99', (p) => p.readP99, ms],
+      ['completion lag p50', (p) => p.lagP50, ms],
+      ['completion lag p99', (p) => p.lagP99, ms],
+      ['peak api rss MiB', (p) => p.apiPeakMiB, (v) => v.toFixed(1)],
+      ['peak worker rss MiB', (p) => p.workerPeakMiB, (v) => v.toFixed(1)],
+      ['api cpu ms/request', (p) => p.apiCpuMsPerRequest, (v) => v.toFixed(2)],
+      ...CPU_PARTS.map((part): Figure => [`${part} cpu ms/create`, (p) => p.createCpu[part], (v) => v.toFixed(2)]),
+    ] satisfies Figure[]
+  ).filter(([, value]) => phases.every((p) => Number.isFinite(value(p))));
   const summary = figures.map(([name, value, show]) => {
     const of = (side: Side) => mean(phases.filter((p) => p.side === side).map(value));
     const perPair = pairChanges(phases, opts.pairs, value);
-    console.log(`  ${name.padEnd(22)} ${show(of('against'))} -> ${show(of('this'))} (${pct(of('this') / of('against') - 1)}); per pair ${pct(perPair.median)} (${pct(perPair.min)} .. ${pct(perPair.max)})`);
+    console.log(
+      `  ${name.padEnd(22)} ${show(of('against'))} -> ${show(of('this'))} (${pct(of('this') / of('against') - 1)}); per pair ${pct(perPair.median)} (${pct(perPair.min)} .. ${pct(perPair.max)})`,
+    );
     return { name, this: of('this'), against: of('against'), perPair };
   });
   console.log(`  errors (failed streams, creates and reads; tasks not completed) ${phases.reduce((s, p) => s + failures(p), 0)}`);

@@ -35,21 +35,30 @@ export interface CreateWave {
  * n JSON creates (vidgen3 and motion-2 alternating) by `concurrency` clients; `rate` > 0 paces
  * them at that many per second. `label` goes into the prompts, to tell runs apart in logs.
  */
-export async function createWave(api: string, auth: Record<string, string>, args: { n: number; concurrency: number; jobMs: number; rate: number; label: string }): Promise<CreateWave> {
+export async function createWave(
+  api: string,
+  auth: Record<string, string>,
+  args: { n: number; concurrency: number; jobMs: number; rate: number; label: string },
+): Promise<CreateWave> {
   const wave: CreateWave = { ids: [], latencies: [], seconds: 0, errors: 0 };
   const startedAt = performance.now();
-  await pool(Array.from({ length: args.n }, (_, i) => i), args.concurrency, async (i) => {
-    if (args.rate > 0) await sleepUntil(startedAt + (i * 1000) / args.rate);
-    const t0 = performance.now();
-    const res = await fetch(`${api}/v1/video/create`, {
-      method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: i % 2 ? 'motion-2' : 'vidgen3', prompt: `bench ${args.label}/${i} [sim:ms=${args.jobMs}]`, images: [] }),
-    });
-    const body = (await res.json()) as { id?: string };
-    wave.latencies.push(performance.now() - t0);
-    if (res.status === 200 && body.id) wave.ids.push(body.id);
-    else wave.errors++;
-  });
+  await pool(
+    Array.from({ length: args.n }, (_, i) => i),
+    args.concurrency,
+    async (i) => {
+      if (args.rate > 0) await sleepUntil(startedAt + (i * 1000) / args.rate);
+      const t0 = performance.now();
+      const res = await fetch(`${api}/v1/video/create`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: i % 2 ? 'motion-2' : 'vidgen3', prompt: `bench ${args.label}/${i} [sim:ms=${args.jobMs}]`, images: [] }),
+      });
+      const body = (await res.json()) as { id?: string };
+      wave.latencies.push(performance.now() - t0);
+      if (res.status === 200 && body.id) wave.ids.push(body.id);
+      else wave.errors++;
+    },
+  );
   wave.seconds = (performance.now() - startedAt) / 1000;
   return wave;
 }
@@ -67,33 +76,40 @@ export interface StreamOutcome {
  * `firstChunkMs` has every stream that named its task, `outcomes` only those that also got
  * their video_url: a stream that broke later still had its first chunk.
  */
-export async function chatStreamBurst(api: string, auth: Record<string, string>, args: { streams: number; jobMs: number }): Promise<{ outcomes: StreamOutcome[]; firstChunkMs: number[]; errors: number }> {
+export async function chatStreamBurst(
+  api: string,
+  auth: Record<string, string>,
+  args: { streams: number; jobMs: number },
+): Promise<{ outcomes: StreamOutcome[]; firstChunkMs: number[]; errors: number }> {
   const outcomes: StreamOutcome[] = [];
   const firstChunkMs: number[] = [];
   let errors = 0;
-  await Promise.all(Array.from({ length: args.streams }, async (_, i) => {
-    const t0 = performance.now();
-    const res = await fetch(`${api}/v1/chat/completions`, {
-      method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'motion-2', stream: true, messages: [{ role: 'user', content: `stream ${i} [sim:ms=${args.jobMs}]` }] }),
-    });
-    if (!res.body) return void errors++;
-    let buffer = '';
-    let taskId = '';
-    let first = NaN;
-    let urlAt = 0;
-    for await (const piece of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += Buffer.from(piece).toString('utf8');
-      if (!taskId && buffer.includes('task_id: ')) {
-        first = performance.now() - t0;
-        firstChunkMs.push(first);
-        taskId = /task_id: ([^\\"]+)/.exec(buffer)?.[1] ?? '';
+  await Promise.all(
+    Array.from({ length: args.streams }, async (_, i) => {
+      const t0 = performance.now();
+      const res = await fetch(`${api}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'motion-2', stream: true, messages: [{ role: 'user', content: `stream ${i} [sim:ms=${args.jobMs}]` }] }),
+      });
+      if (!res.body) return void errors++;
+      let buffer = '';
+      let taskId = '';
+      let first = NaN;
+      let urlAt = 0;
+      for await (const piece of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += Buffer.from(piece).toString('utf8');
+        if (!taskId && buffer.includes('task_id: ')) {
+          first = performance.now() - t0;
+          firstChunkMs.push(first);
+          taskId = /task_id: ([^\\"]+)/.exec(buffer)?.[1] ?? '';
+        }
+        if (!urlAt && buffer.includes('video_url: ')) urlAt = Date.now();
       }
-      if (!urlAt && buffer.includes('video_url: ')) urlAt = Date.now();
-    }
-    if (!taskId || !urlAt) return void errors++;
-    outcomes.push({ firstChunkMs: first, taskId, urlAt });
-  }));
+      if (!taskId || !urlAt) return void errors++;
+      outcomes.push({ firstChunkMs: first, taskId, urlAt });
+    }),
+  );
   return { outcomes, firstChunkMs, errors };
 }
 
@@ -101,21 +117,28 @@ export async function chatStreamBurst(api: string, auth: Record<string, string>,
  * `concurrency` clients reading random tasks of `ids` (GET /v1/video/query) for `seconds`:
  * each read's latency, and how many were not 200.
  */
-export async function statusReads(api: string, auth: Record<string, string>, ids: string[], args: { seconds: number; concurrency: number }): Promise<{ latencies: number[]; errors: number }> {
+export async function statusReads(
+  api: string,
+  auth: Record<string, string>,
+  ids: string[],
+  args: { seconds: number; concurrency: number },
+): Promise<{ latencies: number[]; errors: number }> {
   const latencies: number[] = [];
   let errors = 0;
   if (ids.length === 0) return { latencies, errors };
   const until = performance.now() + args.seconds * 1000;
-  await Promise.all(Array.from({ length: args.concurrency }, async () => {
-    while (performance.now() < until) {
-      const id = ids[Math.floor(Math.random() * ids.length)]!;
-      const t0 = performance.now();
-      const res = await fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth });
-      await res.arrayBuffer();
-      latencies.push(performance.now() - t0);
-      if (res.status !== 200) errors++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: args.concurrency }, async () => {
+      while (performance.now() < until) {
+        const id = ids[Math.floor(Math.random() * ids.length)]!;
+        const t0 = performance.now();
+        const res = await fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth });
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t0);
+        if (res.status !== 200) errors++;
+      }
+    }),
+  );
   return { latencies, errors };
 }
 

@@ -95,12 +95,20 @@ async function main(): Promise<void> {
   bench.removeAtEnd(runDir);
   const temporalPort = await freePort();
   const temporalServer = await startDevServer({
-    cliPath: temporalCliPath(), dataDir: runDir, port: temporalPort, uiPort: await freePort(), namespace: 'default', logger, headless: true,
+    cliPath: temporalCliPath(),
+    dataDir: runDir,
+    port: temporalPort,
+    uiPort: await freePort(),
+    namespace: 'default',
+    logger,
+    headless: true,
   });
   bench.atEnd(() => temporalServer.stop());
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
-  const simulatorProc = bench.add(runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway));
+  const simulatorProc = bench.add(
+    runNode('dist/simulator/main.js', { HOST: '127.0.0.1', SIMULATOR_PORT: String(simPort), LOG_LEVEL: 'warn' }, 'bench-simulator', opts.gateway),
+  );
   await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 
   const apiPort = await freePort();
@@ -110,8 +118,14 @@ async function main(): Promise<void> {
   bench.atEnd(database.drop);
   const env = {
     DATABASE_URL: database.url,
-    PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: runDir, ADMIN_TOKEN: 'bench-admin', LOG_LEVEL: 'warn',
-    TEMPORAL_ADDRESS: temporalServer.address, SIMULATOR_URL: simUrl, UPSTREAM_POLL_MS: String(opts.pollMs),
+    PORT: String(apiPort),
+    HOST: '127.0.0.1',
+    DATA_DIR: runDir,
+    ADMIN_TOKEN: 'bench-admin',
+    LOG_LEVEL: 'warn',
+    TEMPORAL_ADDRESS: temporalServer.address,
+    SIMULATOR_URL: simUrl,
+    UPSTREAM_POLL_MS: String(opts.pollMs),
     STATUS_SOURCE: opts.statusSource,
   };
   const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
@@ -121,20 +135,24 @@ async function main(): Promise<void> {
 
   // RSS once started and idle, so that the peak under load can be read as growth.
   const startRss = { api: rssMiB(apiProc.proc.pid), worker: rssMiB(workerProc.proc.pid) };
-  const issued = (await (await fetch(`${api}/admin/keys`, {
-    method: 'POST', headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(benchKeyBody(opts.billing)),
-  })).json()) as { key: string };
+  const issued = (await (
+    await fetch(`${api}/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' },
+      body: JSON.stringify(benchKeyBody(opts.billing)),
+    })
+  ).json()) as { key: string };
   const auth = { authorization: `Bearer ${issued.key}` };
   const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
 
-  console.log(`\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, status reads from ${opts.statusSource}, billing ${opts.billing}${opts.gateway === root ? "" : `, gateway built in ${opts.gateway}`}; 2 cores shared by every process\n`);
+  console.log(
+    `\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, status reads from ${opts.statusSource}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}; 2 cores shared by every process\n`,
+  );
   const results = [];
   for (const n of opts.tasks) {
     // create
-    const cpu = () => cpuSnapshot(
-      { api: apiProc.proc.pid, worker: workerProc.proc.pid, simulator: simulatorProc.proc.pid },
-      { temporal: 'temporal', postgres: 'postgres' },
-    );
+    const cpu = () =>
+      cpuSnapshot({ api: apiProc.proc.pid, worker: workerProc.proc.pid, simulator: simulatorProc.proc.pid }, { temporal: 'temporal', postgres: 'postgres' });
     const cpuBeforeCreates = cpu();
     const wave = await createWave(api, auth, { n, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: opts.createRate, label: String(n) });
     const { ids, latencies: createLatencies, errors: createErrors } = wave;
@@ -150,12 +168,17 @@ async function main(): Promise<void> {
 
     // completion
     const owner = ((await temporal.workflow.getHandle(ids[0]!).describe()).searchAttributes.GatewayOwner as string[])[0];
-    await waitFor(`${n} tasks completed`, async () => {
-      peakApi = Math.max(peakApi, rssMiB(apiProc.proc.pid));
-      peakWorker = Math.max(peakWorker, rssMiB(workerProc.proc.pid));
-      const open = await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`);
-      return open.count === 0;
-    }, opts.jobMs + 600_000, 1000);
+    await waitFor(
+      `${n} tasks completed`,
+      async () => {
+        peakApi = Math.max(peakApi, rssMiB(apiProc.proc.pid));
+        peakWorker = Math.max(peakWorker, rssMiB(workerProc.proc.pid));
+        const open = await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`);
+        return open.count === 0;
+      },
+      opts.jobMs + 600_000,
+      1000,
+    );
     const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
     const { done, notCompleted: failed } = await completionLags(temporal, simUrl, ids);
     const lags = done.map((t) => t.lag);
@@ -175,23 +198,55 @@ async function main(): Promise<void> {
     const row = {
       tasks: n,
       createsPerSecond: n / createSeconds,
-      createP50: percentile(createLatencies, 50), createP99: percentile(createLatencies, 99), createErrors,
-      queries: queryLatencies.length, queryP50: percentile(queryLatencies, 50), queryP99: percentile(queryLatencies, 99), queryErrors,
+      createP50: percentile(createLatencies, 50),
+      createP99: percentile(createLatencies, 99),
+      createErrors,
+      queries: queryLatencies.length,
+      queryP50: percentile(queryLatencies, 50),
+      queryP99: percentile(queryLatencies, 99),
+      queryErrors,
       inFlightDuringQueries: inFlightAtQuery.count,
-      lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), completed: lags.length, failed,
-      lagPhases: Object.fromEntries(LAG_PHASES.map((k) => [k, { p50: percentile(phases.map((x) => x[k]), 50), p99: percentile(phases.map((x) => x[k]), 99) }])),
-      peakRssApiMiB: peakApi, peakRssWorkerMiB: peakWorker, startRssApiMiB: startRss.api, startRssWorkerMiB: startRss.worker,
+      lagP50: percentile(lags, 50),
+      lagP99: percentile(lags, 99),
+      lagMax: Math.max(...lags),
+      completed: lags.length,
+      failed,
+      lagPhases: Object.fromEntries(
+        LAG_PHASES.map((k) => [
+          k,
+          {
+            p50: percentile(
+              phases.map((x) => x[k]),
+              50,
+            ),
+            p99: percentile(
+              phases.map((x) => x[k]),
+              99,
+            ),
+          },
+        ]),
+      ),
+      peakRssApiMiB: peakApi,
+      peakRssWorkerMiB: peakWorker,
+      startRssApiMiB: startRss.api,
+      startRssWorkerMiB: startRss.worker,
       cpuMsPerTask: { creates: cpuCreates, completion: cpuCompletion },
     };
     results.push(row);
     console.log(`${n} tasks in flight`);
     console.log(`  create   ${row.createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(row.createP50)}   p99 ${ms(row.createP99)}   errors ${createErrors}`);
-    console.log(`  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`);
-    console.log(`  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`);
+    console.log(
+      `  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`,
+    );
+    console.log(
+      `  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`,
+    );
     console.log(`  phases   ${LAG_PHASES.map((k) => `${k} p50 ${ms(row.lagPhases[k]!.p50)} p99 ${ms(row.lagPhases[k]!.p99)}`).join('   ')}`);
     console.log(`  cpu      ms per task, creates: ${formatCpu(cpuCreates)}`);
     console.log(`           ms per task, from the queries to the last completion: ${formatCpu(cpuCompletion)}`);
-    console.log(`  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB (idle at start: api ${startRss.api.toFixed(0)}, worker ${startRss.worker.toFixed(0)})\n`);
+    console.log(
+      `  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB (idle at start: api ${startRss.api.toFixed(0)}, worker ${startRss.worker.toFixed(0)})\n`,
+    );
   }
   const paths = await benchOtherPaths({ api, auth, simUrl, temporal, n: opts.tasks[0] ?? 100, opts });
   await temporal.connection.close();
@@ -208,26 +263,32 @@ async function benchOtherPaths(args: { api: string; auth: Record<string, string>
   const ids: string[] = [];
   const createLatencies: number[] = [];
   const startedAt = performance.now();
-  await pool(Array.from({ length: n }, (_, i) => i), opts.concurrency, async (i) => {
-    const form = new FormData();
-    for (const [k, v] of Object.entries({ model: 'motion-2', prompt: `videos ${i} [sim:ms=${opts.jobMs}]`, seconds: '4', size: '480x480' })) form.set(k, v);
-    const t0 = performance.now();
-    const res = await fetch(`${api}/v1/videos`, { method: 'POST', headers: auth, body: form });
-    const body = (await res.json()) as { id?: string };
-    createLatencies.push(performance.now() - t0);
-    if (body.id) ids.push(body.id);
-  });
+  await pool(
+    Array.from({ length: n }, (_, i) => i),
+    opts.concurrency,
+    async (i) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ model: 'motion-2', prompt: `videos ${i} [sim:ms=${opts.jobMs}]`, seconds: '4', size: '480x480' })) form.set(k, v);
+      const t0 = performance.now();
+      const res = await fetch(`${api}/v1/videos`, { method: 'POST', headers: auth, body: form });
+      const body = (await res.json()) as { id?: string };
+      createLatencies.push(performance.now() - t0);
+      if (body.id) ids.push(body.id);
+    },
+  );
   const createsPerSecond = n / ((performance.now() - startedAt) / 1000);
   const retrieveLatencies: number[] = [];
   const until = performance.now() + (opts.querySeconds * 1000) / 2;
-  await Promise.all(Array.from({ length: opts.concurrency }, async () => {
-    while (performance.now() < until) {
-      const t0 = performance.now();
-      const res = await fetch(`${api}/v1/videos/${encodeURIComponent(ids[Math.floor(Math.random() * ids.length)]!)}`, { headers: auth });
-      await res.arrayBuffer();
-      retrieveLatencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        const res = await fetch(`${api}/v1/videos/${encodeURIComponent(ids[Math.floor(Math.random() * ids.length)]!)}`, { headers: auth });
+        await res.arrayBuffer();
+        retrieveLatencies.push(performance.now() - t0);
+      }
+    }),
+  );
   console.log(`/v1/videos (multipart), ${n} tasks`);
   console.log(`  create   ${createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(percentile(createLatencies, 50))}   p99 ${ms(percentile(createLatencies, 99))}`);
   console.log(`  retrieve ${retrieveLatencies.length} reads   p50 ${ms(percentile(retrieveLatencies, 50))}   p99 ${ms(percentile(retrieveLatencies, 99))}\n`);
@@ -241,10 +302,26 @@ async function benchOtherPaths(args: { api: string; auth: Record<string, string>
   const urlLag = await Promise.all(burst.outcomes.map(async (o) => o.urlAt - ((await upstreamJobOf(temporal, simUrl, o.taskId)).completedAt ?? NaN)));
   console.log(`chat completions, ${streams} concurrent streams (job ${streamJobMs} ms)`);
   console.log(`  first chunk (task_id)   p50 ${ms(percentile(firstChunk, 50))}   p99 ${ms(percentile(firstChunk, 99))}`);
-  console.log(`  lag      upstream completed -> video_url event   p50 ${ms(percentile(urlLag, 50))}   p99 ${ms(percentile(urlLag, 99))}   (${urlLag.length} streams, ${streamErrors} errors)\n`);
+  console.log(
+    `  lag      upstream completed -> video_url event   p50 ${ms(percentile(urlLag, 50))}   p99 ${ms(percentile(urlLag, 99))}   (${urlLag.length} streams, ${streamErrors} errors)\n`,
+  );
   return {
-    videos: { tasks: n, createsPerSecond, createP50: percentile(createLatencies, 50), createP99: percentile(createLatencies, 99), retrieveP50: percentile(retrieveLatencies, 50), retrieveP99: percentile(retrieveLatencies, 99) },
-    streams: { streams, firstChunkP50: percentile(firstChunk, 50), firstChunkP99: percentile(firstChunk, 99), urlLagP50: percentile(urlLag, 50), urlLagP99: percentile(urlLag, 99), errors: streamErrors },
+    videos: {
+      tasks: n,
+      createsPerSecond,
+      createP50: percentile(createLatencies, 50),
+      createP99: percentile(createLatencies, 99),
+      retrieveP50: percentile(retrieveLatencies, 50),
+      retrieveP99: percentile(retrieveLatencies, 99),
+    },
+    streams: {
+      streams,
+      firstChunkP50: percentile(firstChunk, 50),
+      firstChunkP99: percentile(firstChunk, 99),
+      urlLagP50: percentile(urlLag, 50),
+      urlLagP99: percentile(urlLag, 99),
+      errors: streamErrors,
+    },
   };
 }
 

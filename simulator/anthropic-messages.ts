@@ -29,14 +29,26 @@ const documentSource = z.discriminatedUnion('type', [
 const textBlock = z.object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl, citations: z.unknown().optional() });
 const imageBlock = z.object({ type: z.literal('image'), source: imageSource, cache_control: cacheControl });
 const documentBlock = z.object({
-  type: z.literal('document'), source: documentSource, title: z.string().nullish(), context: z.string().nullish(),
-  citations: z.unknown().optional(), cache_control: cacheControl,
+  type: z.literal('document'),
+  source: documentSource,
+  title: z.string().nullish(),
+  context: z.string().nullish(),
+  citations: z.unknown().optional(),
+  cache_control: cacheControl,
 });
-const toolUseBlock = z.object({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()), cache_control: cacheControl });
+const toolUseBlock = z.object({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
 const toolResultBlock = z.object({
-  type: z.literal('tool_result'), tool_use_id: z.string().min(1),
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
   content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]))]).optional(),
-  is_error: z.boolean().optional(), cache_control: cacheControl,
+  is_error: z.boolean().optional(),
+  cache_control: cacheControl,
 });
 const thinkingBlock = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
 const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking'), data: z.string() });
@@ -48,7 +60,9 @@ const tool = z.object({
   type: z.literal('custom').optional(),
   name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/),
   description: z.string().optional(),
-  input_schema: z.object({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()).nullish(), required: z.array(z.string()).nullish() }).passthrough(),
+  input_schema: z
+    .object({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()).nullish(), required: z.array(z.string()).nullish() })
+    .passthrough(),
   cache_control: cacheControl,
 });
 const toolChoice = z.discriminatedUnion('type', [
@@ -62,26 +76,28 @@ const thinking = z.discriminatedUnion('type', [
   z.object({ type: z.literal('disabled') }),
 ]);
 
-const messagesSchema = z.strictObject({
-  model: z.string().min(1),
-  max_tokens: z.number().int().min(1),
-  messages: z.array(message).min(1),
-  system: z.union([z.string(), z.array(textBlock)]).optional(),
-  temperature: z.number().min(0).max(1).optional(),
-  top_p: z.number().min(0).max(1).optional(),
-  top_k: z.number().int().min(0).optional(),
-  stop_sequences: z.array(z.string().min(1)).optional(),
-  stream: z.boolean().optional(),
-  tools: z.array(tool).optional(),
-  tool_choice: toolChoice.optional(),
-  thinking: thinking.optional(),
-  metadata: z.object({ user_id: z.string().nullish() }).optional(),
-  service_tier: z.enum(['auto', 'standard_only']).optional(),
-}).superRefine((body, ctx) => {
-  if (body.thinking?.type === 'enabled' && body.thinking.budget_tokens >= body.max_tokens) {
-    ctx.addIssue({ code: 'custom', path: ['thinking', 'budget_tokens'], message: '`max_tokens` must be greater than `thinking.budget_tokens`' });
-  }
-});
+const messagesSchema = z
+  .strictObject({
+    model: z.string().min(1),
+    max_tokens: z.number().int().min(1),
+    messages: z.array(message).min(1),
+    system: z.union([z.string(), z.array(textBlock)]).optional(),
+    temperature: z.number().min(0).max(1).optional(),
+    top_p: z.number().min(0).max(1).optional(),
+    top_k: z.number().int().min(0).optional(),
+    stop_sequences: z.array(z.string().min(1)).optional(),
+    stream: z.boolean().optional(),
+    tools: z.array(tool).optional(),
+    tool_choice: toolChoice.optional(),
+    thinking: thinking.optional(),
+    metadata: z.object({ user_id: z.string().nullish() }).optional(),
+    service_tier: z.enum(['auto', 'standard_only']).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.thinking?.type === 'enabled' && body.thinking.budget_tokens >= body.max_tokens) {
+      ctx.addIssue({ code: 'custom', path: ['thinking', 'budget_tokens'], message: '`max_tokens` must be greater than `thinking.budget_tokens`' });
+    }
+  });
 type MessagesRequest = z.infer<typeof messagesSchema>;
 
 const countSchema = z.strictObject({
@@ -98,9 +114,16 @@ const countSchema = z.strictObject({
 // ---------------------------------------------------------------------------------------------
 
 const ERROR_TYPES: Record<number, string> = {
-  400: 'invalid_request_error', 401: 'authentication_error', 402: 'billing_error', 403: 'permission_error',
-  404: 'not_found_error', 405: 'invalid_request_error', 413: 'request_too_large', 429: 'rate_limit_error',
-  500: 'api_error', 529: 'overloaded_error',
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
 };
 
 function errorType(status: number): string {
@@ -138,20 +161,28 @@ interface Answer {
 
 function blockText(block: ContentBlock): string {
   switch (block.type) {
-    case 'text': return block.text;
+    case 'text':
+      return block.text;
     case 'tool_result':
       if (typeof block.content === 'string') return block.content;
       return (block.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('');
-    case 'tool_use': return JSON.stringify(block.input);
-    case 'thinking': return block.thinking;
-    case 'document': return block.source.type === 'text' ? block.source.data : '';
-    default: return '';
+    case 'tool_use':
+      return JSON.stringify(block.input);
+    case 'thinking':
+      return block.thinking;
+    case 'document':
+      return block.source.type === 'text' ? block.source.data : '';
+    default:
+      return '';
   }
 }
 
 function contentText(content: string | ContentBlock[], types: readonly string[]): string {
   if (typeof content === 'string') return content;
-  return content.filter((b) => types.includes(b.type)).map(blockText).join('\n');
+  return content
+    .filter((b) => types.includes(b.type))
+    .map(blockText)
+    .join('\n');
 }
 
 /** Text of the last user message: where the echo and the markers come from. */
@@ -210,11 +241,21 @@ function answer(body: MessagesRequest, prompt: string, t: TextMarkers): Answer {
   let cut = -1;
   for (const seq of body.stop_sequences ?? []) {
     const at = text.indexOf(seq);
-    if (at >= 0 && (cut < 0 || at < cut)) { cut = at; stopSequence = seq; }
+    if (at >= 0 && (cut < 0 || at < cut)) {
+      cut = at;
+      stopSequence = seq;
+    }
   }
-  if (stopSequence !== null) { text = text.slice(0, cut); stopReason = 'stop_sequence'; }
+  if (stopSequence !== null) {
+    text = text.slice(0, cut);
+    stopReason = 'stop_sequence';
+  }
   const room = Math.max(0, body.max_tokens * 4 - outChars);
-  if (text.length > room) { text = text.slice(0, room); stopReason = 'max_tokens'; stopSequence = null; }
+  if (text.length > room) {
+    text = text.slice(0, room);
+    stopReason = 'max_tokens';
+    stopSequence = null;
+  }
   content.push({ type: 'text', text });
   outChars += text.length;
   return { content, stopReason, stopSequence, inputTokens, outputTokens: Math.max(1, tokensFor(outChars)) };
@@ -229,7 +270,10 @@ export function pieces(s: string): string[] {
   return out;
 }
 
-interface SseEvent { event: string; data: Record<string, unknown> }
+interface SseEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
 
 /** The stream's events from message_start to message_stop, in the real API's order. */
 function streamEvents(msgId: string, model: string, a: Answer): SseEvent[] {
@@ -237,7 +281,13 @@ function streamEvents(msgId: string, model: string, a: Answer): SseEvent[] {
   const events: SseEvent[] = [
     ev('message_start', {
       message: {
-        id: msgId, type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null,
+        id: msgId,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model,
+        stop_reason: null,
+        stop_sequence: null,
         usage: { input_tokens: a.inputTokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
       },
     }),
@@ -349,8 +399,13 @@ async function createMessage(ctx: Ctx): Promise<Reply> {
     status: 200,
     delayMs: markers.slowMs,
     body: {
-      id: msgId, type: 'message', role: 'assistant', content: a.content, model: body.model,
-      stop_reason: a.stopReason, stop_sequence: a.stopSequence,
+      id: msgId,
+      type: 'message',
+      role: 'assistant',
+      content: a.content,
+      model: body.model,
+      stop_reason: a.stopReason,
+      stop_sequence: a.stopSequence,
       usage: { input_tokens: a.inputTokens, output_tokens: a.outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     },
   };

@@ -33,9 +33,18 @@ const MARKER = /\[sim:([a-z0-9-]+)(?:=(\d{1,9}))?\]/gi;
 
 export function parseMarkers(text: string): Markers {
   const m: Markers = {
-    fail: false, reject: false, filtered: false,
-    drop: 0, submit429: 0, submit5xx: 0, dropAfterCreate: 0,
-    poll429: 0, poll5xx: 0, content5xx: 0, slowMs: 0, jobMs: null,
+    fail: false,
+    reject: false,
+    filtered: false,
+    drop: 0,
+    submit429: 0,
+    submit5xx: 0,
+    dropAfterCreate: 0,
+    poll429: 0,
+    poll5xx: 0,
+    content5xx: 0,
+    slowMs: 0,
+    jobMs: null,
   };
   // Cheap pre-check: almost every prompt in a load test has no marker at all.
   if (!text.includes('[sim:') && !text.includes('[SIM:')) return m;
@@ -44,19 +53,44 @@ export function parseMarkers(text: string): Markers {
     const raw = match[2];
     const n = raw === undefined ? 0 : Math.min(Number(raw), MAX_COUNT);
     switch (name) {
-      case 'fail': m.fail = true; break;
-      case 'reject': m.reject = true; break;
-      case 'filtered': m.filtered = true; break;
-      case 'drop': m.drop = n; break;
-      case 'submit-429': m.submit429 = n; break;
-      case 'submit-5xx': m.submit5xx = n; break;
-      case 'drop-after-create': m.dropAfterCreate = n; break;
-      case 'poll-429': m.poll429 = n; break;
-      case 'poll-5xx': m.poll5xx = n; break;
-      case 'content-5xx': m.content5xx = n; break;
-      case 'slow': m.slowMs = Math.min(n, MAX_SLOW_MS); break;
-      case 'ms': if (raw !== undefined) m.jobMs = Math.min(n, MAX_JOB_MS); break;
-      default: break; // unknown markers are ignored, like any other prompt text
+      case 'fail':
+        m.fail = true;
+        break;
+      case 'reject':
+        m.reject = true;
+        break;
+      case 'filtered':
+        m.filtered = true;
+        break;
+      case 'drop':
+        m.drop = n;
+        break;
+      case 'submit-429':
+        m.submit429 = n;
+        break;
+      case 'submit-5xx':
+        m.submit5xx = n;
+        break;
+      case 'drop-after-create':
+        m.dropAfterCreate = n;
+        break;
+      case 'poll-429':
+        m.poll429 = n;
+        break;
+      case 'poll-5xx':
+        m.poll5xx = n;
+        break;
+      case 'content-5xx':
+        m.content5xx = n;
+        break;
+      case 'slow':
+        m.slowMs = Math.min(n, MAX_SLOW_MS);
+        break;
+      case 'ms':
+        if (raw !== undefined) m.jobMs = Math.min(n, MAX_JOB_MS);
+        break;
+      default:
+        break; // unknown markers are ignored, like any other prompt text
     }
   }
   return m;
@@ -226,7 +260,11 @@ export function parseTextMarkers(text: string): TextMarkers {
 export function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
-    const done = (): void => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
     const timer = setTimeout(done, ms);
     timer.unref();
     signal.addEventListener('abort', done);
@@ -259,7 +297,12 @@ export function textFaults(ctx: Ctx, prompt: string): { markers: Markers; t: Tex
 export function gateText(ctx: Ctx, text: string, m: Markers, t: TextMarkers): Reply | null {
   if (t.status !== null) {
     ctx.sim.stats.fault(`status-${t.status}`);
-    const message = t.status === 529 ? 'Overloaded' : t.status === 429 ? 'Rate limit exceeded (simulated by a [sim:429] marker).' : `Simulated error (a [sim:${t.status}] marker).`;
+    const message =
+      t.status === 529
+        ? 'Overloaded'
+        : t.status === 429
+          ? 'Rate limit exceeded (simulated by a [sim:429] marker).'
+          : `Simulated error (a [sim:${t.status}] marker).`;
     return { ...ctx.error(t.status, message, t.status === 429 ? { headers: { 'retry-after': '1' } } : undefined), delayMs: m.slowMs };
   }
   const gate = gateSubmit(ctx, text, m);

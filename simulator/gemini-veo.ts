@@ -25,29 +25,39 @@ const imageSchema = z.union([
 type ImageInput = z.infer<typeof imageSchema>;
 
 // Google's JSON mapping accepts integers as numbers or numeric strings.
-const int = (min: number, max: number) =>
-  z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
+const int = (min: number, max: number) => z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
 
 const createSchema = z.strictObject({
-  instances: z.array(z.strictObject({
-    prompt: z.string().min(1),
-    image: imageSchema.optional(),
-    lastFrame: imageSchema.optional(),
-    referenceImages: z.array(z.strictObject({
-      image: imageSchema,
-      referenceType: z.enum(['asset', 'style']).optional(),
-    })).max(3, 'at most 3 referenceImages are supported').optional(),
-  })).length(1, 'exactly one instance is supported'),
-  parameters: z.strictObject({
-    aspectRatio: z.enum(['16:9', '9:16']).optional(),
-    durationSeconds: int(4, 8).optional(),
-    resolution: z.enum(['720p', '1080p', '4k']).optional(),
-    enhancePrompt: z.boolean().optional(),
-    negativePrompt: z.string().optional(),
-    personGeneration: z.enum(['allow_all', 'allow_adult', 'dont_allow']).optional(),
-    sampleCount: int(1, 4).optional(),
-    seed: z.number().int().optional(),
-  }).optional(),
+  instances: z
+    .array(
+      z.strictObject({
+        prompt: z.string().min(1),
+        image: imageSchema.optional(),
+        lastFrame: imageSchema.optional(),
+        referenceImages: z
+          .array(
+            z.strictObject({
+              image: imageSchema,
+              referenceType: z.enum(['asset', 'style']).optional(),
+            }),
+          )
+          .max(3, 'at most 3 referenceImages are supported')
+          .optional(),
+      }),
+    )
+    .length(1, 'exactly one instance is supported'),
+  parameters: z
+    .strictObject({
+      aspectRatio: z.enum(['16:9', '9:16']).optional(),
+      durationSeconds: int(4, 8).optional(),
+      resolution: z.enum(['720p', '1080p', '4k']).optional(),
+      enhancePrompt: z.boolean().optional(),
+      negativePrompt: z.string().optional(),
+      personGeneration: z.enum(['allow_all', 'allow_adult', 'dont_allow']).optional(),
+      sampleCount: int(1, 4).optional(),
+      seed: z.number().int().optional(),
+    })
+    .optional(),
 });
 
 const GOOGLE_STATUS: Record<number, string> = {
@@ -145,7 +155,10 @@ function imageBytes(img: ImageInput): Buffer {
 }
 
 function unknownModel(ctx: Ctx, model: string, method: string): Reply {
-  return ctx.error(404, `models/${model} is not found for API version v1beta, or is not supported for ${method}. Call ListModels to see the list of available models and their supported methods.`);
+  return ctx.error(
+    404,
+    `models/${model} is not found for API version v1beta, or is not supported for ${method}. Call ListModels to see the list of available models and their supported methods.`,
+  );
 }
 
 async function predictLongRunning(ctx: Ctx): Promise<Reply> {
@@ -157,9 +170,10 @@ async function predictLongRunning(ctx: Ctx): Promise<Reply> {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.map(String).join('.') ?? '';
-    const message = issue?.code === 'unrecognized_keys'
-      ? `Invalid JSON payload received. Unknown name "${issue.keys[0] ?? ''}"${where ? ` at '${where}'` : ''}: Cannot find field.`
-      : `Invalid value at '${where || 'request'}': ${issue?.message ?? 'invalid request'}.`;
+    const message =
+      issue?.code === 'unrecognized_keys'
+        ? `Invalid JSON payload received. Unknown name "${issue.keys[0] ?? ''}"${where ? ` at '${where}'` : ''}: Cannot find field.`
+        : `Invalid value at '${where || 'request'}': ${issue?.message ?? 'invalid request'}.`;
     return ctx.error(400, message);
   }
   const { instances, parameters = {} } = parsed.data;
@@ -186,15 +200,18 @@ async function predictLongRunning(ctx: Ctx): Promise<Reply> {
   }
   const aspect = parameters.aspectRatio ?? '16:9';
   const job = newJob({
-    makeId: (j) => ctx.sim.jobs.freshId(() => veoOperationId({
-      createdAt: j.createdAt,
-      durationMs: j.durationMs,
-      outcome: j.outcome,
-      sampleCount: j.sampleCount,
-      aspect: aspect === '9:16' ? 1 : 0,
-      durationSeconds: parameters.durationSeconds ?? null,
-      modelHash: modelHash(model),
-    })),
+    makeId: (j) =>
+      ctx.sim.jobs.freshId(() =>
+        veoOperationId({
+          createdAt: j.createdAt,
+          durationMs: j.durationMs,
+          outcome: j.outcome,
+          sampleCount: j.sampleCount,
+          aspect: aspect === '9:16' ? 1 : 0,
+          durationSeconds: parameters.durationSeconds ?? null,
+          modelHash: modelHash(model),
+        }),
+      ),
     flavor: 'veo',
     model,
     prompt,
@@ -245,7 +262,10 @@ function downloadFile(ctx: Ctx): Reply {
 function authenticate(ctx: Ctx): Reply | null {
   const key = ctx.header('x-goog-api-key') ?? ctx.query.get('key') ?? '';
   if (key === '') {
-    return ctx.error(403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
+    return ctx.error(
+      403,
+      "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+    );
   }
   const expected = ctx.sim.options.apiKey;
   if (expected !== undefined && key !== expected) {
@@ -280,7 +300,10 @@ export const veoBlobModule: ProtocolModule = {
   error: blobError,
   routes: [
     {
-      name: 'sim.blob', method: 'GET', path: /^\/_sim\/blobs\/([^/]+)\.mp4$/, auth: false,
+      name: 'sim.blob',
+      method: 'GET',
+      path: /^\/_sim\/blobs\/([^/]+)\.mp4$/,
+      auth: false,
       handle: (ctx) => {
         const id = ctx.params[0] ?? '';
         if (ctx.query.get('sig') !== ctx.sim.sign(id)) return blobError(403, 'Invalid or missing signature.');

@@ -59,8 +59,14 @@ const VEO_ID_LENGTH = 31; // 160 bits in base 36
 
 export function openAiVideoId(f: OpenAiVideoFacts): string {
   const payload = pack([
-    [f.createdAt, 42], [VERSION, 2], [duration(f.durationMs), 27], [OUTCOMES.indexOf(f.outcome), 2],
-    [f.model, 2], [f.seconds, 3], [f.size, 3], [random(15), 15],
+    [f.createdAt, 42],
+    [VERSION, 2],
+    [duration(f.durationMs), 27],
+    [OUTCOMES.indexOf(f.outcome), 2],
+    [f.model, 2],
+    [f.seconds, 3],
+    [f.size, 3],
+    [random(15), 15],
   ]);
   return `video_${withCheck('video', payload).toString(16).padStart(32, '0')}`;
 }
@@ -77,9 +83,15 @@ export function readOpenAiVideoId(id: string): OpenAiVideoFacts | null {
 
 export function veoOperationId(f: VeoOperationFacts): string {
   const payload = pack([
-    [f.createdAt, 42], [VERSION, 2], [duration(f.durationMs), 27], [OUTCOMES.indexOf(f.outcome), 2],
-    [f.sampleCount - 1, 2], [f.aspect, 1], [f.durationSeconds === null ? 0 : f.durationSeconds - 3, 3],
-    [f.modelHash, 16], [random(33), 33],
+    [f.createdAt, 42],
+    [VERSION, 2],
+    [duration(f.durationMs), 27],
+    [OUTCOMES.indexOf(f.outcome), 2],
+    [f.sampleCount - 1, 2],
+    [f.aspect, 1],
+    [f.durationSeconds === null ? 0 : f.durationSeconds - 3, 3],
+    [f.modelHash, 16],
+    [random(33), 33],
   ]);
   return withCheck('veo', payload).toString(36).padStart(VEO_ID_LENGTH, '0');
 }
@@ -103,7 +115,12 @@ export function readVeoOperationId(id: string): VeoOperationFacts | null {
 }
 
 export function characterId(f: CharacterFacts): string {
-  const payload = pack([[f.createdAt, 42], [VERSION, 2], [f.selfPortrait ? 1 : 0, 1], [random(51), 51]]);
+  const payload = pack([
+    [f.createdAt, 42],
+    [VERSION, 2],
+    [f.selfPortrait ? 1 : 0, 1],
+    [random(51), 51],
+  ]);
   return `char_${withCheck('char', payload).toString(16).padStart(32, '0')}`;
 }
 
@@ -141,7 +158,12 @@ function pack(fields: readonly Field[]): { value: bigint; bits: number } {
 }
 
 function check(kind: string, payload: bigint): bigint {
-  return BigInt(createHmac('sha256', CHECK_KEY).update(`${kind}:${payload.toString(16)}`).digest().readUInt32BE(0));
+  return BigInt(
+    createHmac('sha256', CHECK_KEY)
+      .update(`${kind}:${payload.toString(16)}`)
+      .digest()
+      .readUInt32BE(0),
+  );
 }
 
 function withCheck(kind: string, payload: { value: bigint }): bigint {

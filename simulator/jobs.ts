@@ -93,7 +93,9 @@ export function newJob(input: NewJob): Job {
 }
 
 /** A job rebuilt from its id: what the id carries, and nothing the request said beyond it. */
-export function recoveredJob(fields: Pick<Job, 'id' | 'flavor' | 'model' | 'createdAt' | 'durationMs' | 'outcome' | 'seconds' | 'size' | 'sampleCount'> & { modelHash?: number }): Job {
+export function recoveredJob(
+  fields: Pick<Job, 'id' | 'flavor' | 'model' | 'createdAt' | 'durationMs' | 'outcome' | 'seconds' | 'size' | 'sampleCount'> & { modelHash?: number },
+): Job {
   return {
     ...fields,
     prompt: null,

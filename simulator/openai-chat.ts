@@ -31,7 +31,12 @@ const message = z.object({
 });
 const fnTool = z.object({
   type: z.literal('function'),
-  function: z.object({ name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullish() }),
+  function: z.object({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+  }),
 });
 const loose = z.unknown().optional();
 
@@ -50,10 +55,25 @@ const chatSchema = z.strictObject({
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   // Accepted and ignored.
-  frequency_penalty: loose, presence_penalty: loose, logit_bias: loose, logprobs: loose, top_logprobs: loose,
-  response_format: loose, seed: loose, user: loose, metadata: loose, store: loose, reasoning_effort: loose,
-  service_tier: loose, modalities: loose, prediction: loose, audio: loose, verbosity: loose,
-  safety_identifier: loose, prompt_cache_key: loose, web_search_options: loose,
+  frequency_penalty: loose,
+  presence_penalty: loose,
+  logit_bias: loose,
+  logprobs: loose,
+  top_logprobs: loose,
+  response_format: loose,
+  seed: loose,
+  user: loose,
+  metadata: loose,
+  store: loose,
+  reasoning_effort: loose,
+  service_tier: loose,
+  modalities: loose,
+  prediction: loose,
+  audio: loose,
+  verbosity: loose,
+  safety_identifier: loose,
+  prompt_cache_key: loose,
+  web_search_options: loose,
 });
 type ChatRequest = z.infer<typeof chatSchema>;
 
@@ -75,7 +95,11 @@ function hex(n: number): string {
   return randomUUID().replace(/-/g, '').slice(0, n);
 }
 
-interface ToolCallOut { id: string; type: 'function'; function: { name: string; arguments: string } }
+interface ToolCallOut {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
 interface Answer {
   text: string | null;
   toolCall: ToolCallOut | null;
@@ -120,7 +144,11 @@ function streamReply(body: ChatRequest, a: Answer, t: TextMarkers, slowMs: numbe
   const id = `chatcmpl-${hex(24)}`;
   const includeUsage = body.stream_options?.include_usage === true;
   const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
-    id, object: 'chat.completion.chunk', created, model: body.model, system_fingerprint: FINGERPRINT,
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: body.model,
+    system_fingerprint: FINGERPRINT,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     ...(includeUsage ? { usage: null } : {}),
   });
@@ -139,7 +167,14 @@ function streamReply(body: ChatRequest, a: Answer, t: TextMarkers, slowMs: numbe
   const data = (v: unknown): string => `data: ${JSON.stringify(v)}\n\n`;
   // midstream-error: the role chunk and about half of the content chunks, then the error line.
   const failAt = t.midstreamError ? Math.max(2, Math.ceil((chunks.length - 1) / 2)) : -1;
-  const errorFrame = data({ error: { message: 'The server had an error while processing your request (simulated by [sim:midstream-error]).', type: 'server_error', param: null, code: null } });
+  const errorFrame = data({
+    error: {
+      message: 'The server had an error while processing your request (simulated by [sim:midstream-error]).',
+      type: 'server_error',
+      param: null,
+      code: null,
+    },
+  });
   return sseReply({ frames: chunks.map(data), failAt, errorFrame, trailer: 'data: [DONE]\n\n' }, t, slowMs);
 }
 
@@ -188,13 +223,19 @@ async function createCompletion(ctx: Ctx): Promise<Reply> {
     status: 200,
     delayMs: markers.slowMs,
     body: {
-      id: `chatcmpl-${hex(24)}`, object: 'chat.completion', created, model: body.model, system_fingerprint: FINGERPRINT,
-      choices: [{
-        index: 0,
-        message: { role: 'assistant', content: a.text, refusal: null, annotations: [], ...(a.toolCall ? { tool_calls: [a.toolCall] } : {}) },
-        logprobs: null,
-        finish_reason: a.finishReason,
-      }],
+      id: `chatcmpl-${hex(24)}`,
+      object: 'chat.completion',
+      created,
+      model: body.model,
+      system_fingerprint: FINGERPRINT,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: a.text, refusal: null, annotations: [], ...(a.toolCall ? { tool_calls: [a.toolCall] } : {}) },
+          logprobs: null,
+          finish_reason: a.finishReason,
+        },
+      ],
       usage: a.usage,
     },
   };

@@ -40,16 +40,21 @@ const createSchema = z.strictObject({
   characters: characterIds.optional(),
   style: z.string().min(1).max(100).optional(),
   // A JSON object: as a string in multipart, as an object in JSON.
-  metadata: z.union([z.record(z.string(), z.unknown()), z.string().transform((v, ctx) => {
-    try {
-      const parsed: unknown = JSON.parse(v);
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-    } catch {
-      // reported below
-    }
-    ctx.addIssue({ code: 'custom', message: 'metadata must be a JSON object' });
-    return z.NEVER;
-  })]).optional(),
+  metadata: z
+    .union([
+      z.record(z.string(), z.unknown()),
+      z.string().transform((v, ctx) => {
+        try {
+          const parsed: unknown = JSON.parse(v);
+          if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+        } catch {
+          // reported below
+        }
+        ctx.addIssue({ code: 'custom', message: 'metadata must be a JSON object' });
+        return z.NEVER;
+      }),
+    ])
+    .optional(),
 });
 // size: an extension of compatible providers (the gateway sends it when a remix overrides the size).
 const remixSchema = z.strictObject({ prompt, size: z.enum(SIZES).optional() });
@@ -115,9 +120,7 @@ export function toVideo(job: Job, now: number): Record<string, unknown> {
     seconds: job.seconds,
     size: job.size,
     remixed_from_video_id: job.remixedFrom,
-    error: status === 'failed'
-      ? { code: 'generation_failed', message: 'Video generation failed (simulated by a [sim:fail] or [sim:filtered] marker).' }
-      : null,
+    error: status === 'failed' ? { code: 'generation_failed', message: 'Video generation failed (simulated by a [sim:fail] or [sim:filtered] marker).' } : null,
   };
 }
 
@@ -214,17 +217,24 @@ function submitVideo(ctx: Ctx, text: string, spec: VideoSpec): Reply {
   if ('reply' in gate) return gate.reply;
   if (markers.reject) {
     ctx.sim.stats.fault('reject');
-    return ctx.error(400, 'Your request was rejected as a result of our safety system: the prompt may violate the content policy (simulated by [sim:reject]).', { code: 'content_policy_violation' });
+    return ctx.error(
+      400,
+      'Your request was rejected as a result of our safety system: the prompt may violate the content policy (simulated by [sim:reject]).',
+      { code: 'content_policy_violation' },
+    );
   }
   const job = newJob({
-    makeId: (j) => ctx.sim.jobs.freshId(() => openAiVideoId({
-      createdAt: j.createdAt,
-      durationMs: j.durationMs,
-      outcome: j.outcome,
-      model: tableIndex(MODELS, spec.model),
-      seconds: tableIndex(SECONDS, spec.seconds),
-      size: tableIndex(SIZES, spec.size),
-    })),
+    makeId: (j) =>
+      ctx.sim.jobs.freshId(() =>
+        openAiVideoId({
+          createdAt: j.createdAt,
+          durationMs: j.durationMs,
+          outcome: j.outcome,
+          model: tableIndex(MODELS, spec.model),
+          seconds: tableIndex(SECONDS, spec.seconds),
+          size: tableIndex(SIZES, spec.size),
+        }),
+      ),
     flavor: 'openai',
     model: spec.model,
     prompt: text,
@@ -354,7 +364,10 @@ function deleteVideo(ctx: Ctx): Reply {
   if (!isJob(job)) return job;
   // OpenAI deletes "a completed or failed video and its stored assets"; a running job cannot be.
   if (!isTerminal(job, ctx.now)) {
-    return ctx.error(400, `Video '${job.id}' is ${statusAt(job, ctx.now)}; only completed or failed videos can be deleted.`, { param: 'video_id', code: 'invalid_video_state' });
+    return ctx.error(400, `Video '${job.id}' is ${statusAt(job, ctx.now)}; only completed or failed videos can be deleted.`, {
+      param: 'video_id',
+      code: 'invalid_video_state',
+    });
   }
   ctx.sim.jobs.delete(job.id);
   return json(200, { id: job.id, object: 'video.deleted', deleted: true });
@@ -371,7 +384,10 @@ function downloadContent(ctx: Ctx): Reply {
   if (!isJob(job)) return job;
   const variant = variantSchema.safeParse(ctx.query.get('variant') ?? 'video');
   if (!variant.success) {
-    return ctx.error(400, `Invalid value: '${ctx.query.get('variant') ?? ''}'. Supported values are: 'video', 'thumbnail', 'spritesheet'.`, { param: 'variant', code: 'invalid_value' });
+    return ctx.error(400, `Invalid value: '${ctx.query.get('variant') ?? ''}'. Supported values are: 'video', 'thumbnail', 'spritesheet'.`, {
+      param: 'variant',
+      code: 'invalid_value',
+    });
   }
   const fault = gateContent(ctx, job);
   if (fault) return fault;
@@ -426,7 +442,10 @@ function authenticate(ctx: Ctx): Reply | null {
   const m = /^Bearer\s+(\S.*)$/i.exec(header);
   const key = m?.[1]?.trim();
   if (!key) {
-    return ctx.error(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
+    return ctx.error(
+      401,
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    );
   }
   const expected = ctx.sim.options.apiKey;
   if (expected !== undefined && key !== expected) {

@@ -21,14 +21,18 @@ import { openaiChatModule } from './openai-chat';
 import { TEXT_PROVIDERS, VIDEO_PROVIDERS, type ProviderType } from '../src/providers/registry';
 
 export interface SimulatorOptions {
-  port?: number;          // 0 = random free port; default 0
-  host?: string;          // default '127.0.0.1'
-  jobMs: number;          // how long a job takes from create to completed
-  faultRate?: number;     // 0..1 probability of a random fault (429/500/503/dropped connection) on any non-/_sim request; default 0
-  latencyMs?: number;     // added latency on every upstream-protocol response; default 0
-  apiKey?: string;        // when set, only this key is accepted (401 OpenAI-style / 403 Google-style otherwise); when unset any non-empty key is accepted, a missing key is rejected
+  port?: number; // 0 = random free port; default 0
+  host?: string; // default '127.0.0.1'
+  jobMs: number; // how long a job takes from create to completed
+  faultRate?: number; // 0..1 probability of a random fault (429/500/503/dropped connection) on any non-/_sim request; default 0
+  latencyMs?: number; // added latency on every upstream-protocol response; default 0
+  apiKey?: string; // when set, only this key is accepted (401 OpenAI-style / 403 Google-style otherwise); when unset any non-empty key is accepted, a missing key is rejected
 }
-export interface RunningSimulator { url: string; port: number; close(): Promise<void>; }
+export interface RunningSimulator {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Types shared with protocol modules
@@ -40,7 +44,11 @@ interface ReplyBase {
   /** Extra wait before the reply is written (the `[sim:slow=MS]` marker). */
   delayMs?: number;
 }
-export interface JsonReply extends ReplyBase { kind: 'json'; status: number; body: unknown }
+export interface JsonReply extends ReplyBase {
+  kind: 'json';
+  status: number;
+  body: unknown;
+}
 export interface BytesReply extends ReplyBase {
   kind: 'bytes';
   status: number;
@@ -49,13 +57,19 @@ export interface BytesReply extends ReplyBase {
   /** Honour a single `Range: bytes=a-b` request header (206/416). */
   ranges?: boolean;
 }
-export interface EmptyReply extends ReplyBase { kind: 'empty'; status: number }
+export interface EmptyReply extends ReplyBase {
+  kind: 'empty';
+  status: number;
+}
 /**
  * Destroy the TCP connection without any response. `created` is what the response would have been
  * when the request did create something (`[sim:drop-after-create]`): an Idempotency-Key retry
  * gets it back.
  */
-export interface DropReply extends ReplyBase { kind: 'drop'; created?: Reply }
+export interface DropReply extends ReplyBase {
+  kind: 'drop';
+  created?: Reply;
+}
 /**
  * A streamed body (SSE): the status and headers go out first, then `run` writes chunks until it
  * returns (the response then ends). `signal` aborts when the client disconnects or the simulator closes.
@@ -75,10 +89,7 @@ export interface ErrorDetail {
   headers?: HeaderMap;
 }
 
-export type ParsedBody =
-  | { kind: 'empty' }
-  | { kind: 'json'; value: unknown }
-  | { kind: 'form'; form: FormData };
+export type ParsedBody = { kind: 'empty' } | { kind: 'json'; value: unknown } | { kind: 'form'; form: FormData };
 
 export type Method = 'GET' | 'POST' | 'DELETE';
 
@@ -152,7 +163,10 @@ export interface SimState {
 
 /** A request body problem; the router renders it with the module's error shape. */
 export class BodyError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -219,12 +233,24 @@ class IdempotencyStore {
   private readonly done = new Map<string, Reply>();
   private readonly inFlight = new Set<string>();
 
-  get(key: string): Reply | undefined { return this.done.get(key); }
-  isInFlight(key: string): boolean { return this.inFlight.has(key); }
-  begin(key: string): void { this.inFlight.add(key); }
-  end(key: string): void { this.inFlight.delete(key); }
-  record(key: string, reply: Reply): void { this.done.set(key, reply); }
-  clear(): void { this.done.clear(); }
+  get(key: string): Reply | undefined {
+    return this.done.get(key);
+  }
+  isInFlight(key: string): boolean {
+    return this.inFlight.has(key);
+  }
+  begin(key: string): void {
+    this.inFlight.add(key);
+  }
+  end(key: string): void {
+    this.inFlight.delete(key);
+  }
+  record(key: string, reply: Reply): void {
+    this.done.set(key, reply);
+  }
+  clear(): void {
+    this.done.clear();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -245,15 +271,21 @@ function introspectionModule(idem: IdempotencyStore): ProtocolModule {
       {
         // The pid lets a parent that started this process as a child (the gateway's `npm start`) tell
         // its own simulator from another process answering on the port.
-        name: 'sim.health', method: 'GET', path: /^\/_sim\/health$/,
+        name: 'sim.health',
+        method: 'GET',
+        path: /^\/_sim\/health$/,
         handle: () => ({ ...json(200, { ok: true }), headers: { 'x-simulator-pid': String(process.pid) } }),
       },
       {
-        name: 'sim.stats', method: 'GET', path: /^\/_sim\/stats$/,
+        name: 'sim.stats',
+        method: 'GET',
+        path: /^\/_sim\/stats$/,
         handle: (ctx) => json(200, ctx.sim.stats.toJSON(ctx.sim.jobs.size)),
       },
       {
-        name: 'sim.reset', method: 'POST', path: /^\/_sim\/reset$/,
+        name: 'sim.reset',
+        method: 'POST',
+        path: /^\/_sim\/reset$/,
         handle: (ctx) => {
           ctx.sim.jobs.clear(ctx.now);
           ctx.sim.attempts.reset();
@@ -264,7 +296,9 @@ function introspectionModule(idem: IdempotencyStore): ProtocolModule {
       },
       {
         // Jobs whose prompt is exactly ?prompt=: how tests prove one task started one upstream job.
-        name: 'sim.jobs', method: 'GET', path: /^\/_sim\/jobs$/,
+        name: 'sim.jobs',
+        method: 'GET',
+        path: /^\/_sim\/jobs$/,
         handle: (ctx) => {
           const prompt = ctx.query.get('prompt');
           const data = [...ctx.sim.jobs.all()].filter((job) => prompt === null || job.prompt === prompt).map((job) => jobView(job, ctx.now));
@@ -272,7 +306,9 @@ function introspectionModule(idem: IdempotencyStore): ProtocolModule {
         },
       },
       {
-        name: 'sim.job', method: 'GET', path: /^\/_sim\/jobs\/([^/]+)$/,
+        name: 'sim.job',
+        method: 'GET',
+        path: /^\/_sim\/jobs\/([^/]+)$/,
         handle: (ctx) => {
           const job = ctx.sim.jobs.get(ctx.params[0] ?? '');
           if (!job) return simError(404, 'No such job');
@@ -380,13 +416,15 @@ async function parseBody(req: IncomingMessage, raw: Buffer): Promise<ParsedBody>
   throw new BodyError(400, `Unsupported content type '${type}'; send application/json or multipart/form-data.`);
 }
 
-function matchRoute(mod: ProtocolModule, method: string, path: string):
-  { route: RouteDef; params: string[] } | 'wrong-method' | null {
+function matchRoute(mod: ProtocolModule, method: string, path: string): { route: RouteDef; params: string[] } | 'wrong-method' | null {
   let pathMatched = false;
   for (const route of mod.routes) {
     const m = route.path.exec(path);
     if (!m) continue;
-    if (route.method !== method) { pathMatched = true; continue; }
+    if (route.method !== method) {
+      pathMatched = true;
+      continue;
+    }
     return { route, params: m.slice(1).map((p) => (p === undefined ? '' : safeDecode(p))) };
   }
   return pathMatched ? 'wrong-method' : null;
@@ -406,7 +444,10 @@ function moduleFor(modules: readonly ProtocolModule[], path: string): ProtocolMo
   let bestLen = -1;
   for (const mod of modules) {
     for (const prefix of mod.prefixes) {
-      if (prefix.length > bestLen && path.startsWith(prefix)) { best = mod; bestLen = prefix.length; }
+      if (prefix.length > bestLen && path.startsWith(prefix)) {
+        best = mod;
+        bestLen = prefix.length;
+      }
     }
   }
   return best;
@@ -414,10 +455,14 @@ function moduleFor(modules: readonly ProtocolModule[], path: string): ProtocolMo
 
 function randomFaultReply(mod: ProtocolModule, kind: RandomFault): Reply {
   switch (kind) {
-    case 'random-drop': return { kind: 'drop' };
-    case 'random-429': return mod.error(429, 'Rate limit exceeded (simulated random fault).', { headers: { 'retry-after': '1' } });
-    case 'random-500': return mod.error(500, 'Internal error (simulated random fault).');
-    case 'random-503': return mod.error(503, 'Service unavailable (simulated random fault).');
+    case 'random-drop':
+      return { kind: 'drop' };
+    case 'random-429':
+      return mod.error(429, 'Rate limit exceeded (simulated random fault).', { headers: { 'retry-after': '1' } });
+    case 'random-500':
+      return mod.error(500, 'Internal error (simulated random fault).');
+    case 'random-503':
+      return mod.error(503, 'Service unavailable (simulated random fault).');
   }
 }
 
@@ -493,9 +538,17 @@ function writeStream(res: ServerResponse, reply: StreamReply, extra: HeaderMap):
   res.writeHead(reply.status, { ...extra, ...reply.headers, 'content-type': reply.contentType, 'cache-control': 'no-cache' });
   res.flushHeaders();
   const open = (): boolean => !res.destroyed && !res.writableEnded;
-  reply.run({ write: (chunk) => { if (open()) res.write(chunk); }, signal: ac.signal })
+  reply
+    .run({
+      write: (chunk) => {
+        if (open()) res.write(chunk);
+      },
+      signal: ac.signal,
+    })
     .catch(() => undefined)
-    .finally(() => { if (open()) res.end(); });
+    .finally(() => {
+      if (open()) res.end();
+    });
 }
 
 function firstOf<T>(modules: readonly ProtocolModule[], pick: (m: ProtocolModule) => T | undefined): T | undefined {
@@ -524,7 +577,9 @@ export async function startSimulator(opts: SimulatorOptions): Promise<RunningSim
     apiKey: opts.apiKey,
   };
   // Fixed, not per process: a blob URL handed out before a restart still works after it.
-  const secret = createHash('sha256').update(`provider-simulator/blob-urls/${opts.apiKey ?? ''}`).digest();
+  const secret = createHash('sha256')
+    .update(`provider-simulator/blob-urls/${opts.apiKey ?? ''}`)
+    .digest();
   const upstream = protocolModules();
   const sim: SimState = {
     options,
@@ -556,7 +611,11 @@ export async function startSimulator(opts: SimulatorOptions): Promise<RunningSim
     const hostHeader = req.headers.host;
     let bodyPromise: Promise<Buffer> | undefined;
     const ctx: Ctx = {
-      req, method, path, query, sim,
+      req,
+      method,
+      path,
+      query,
+      sim,
       params: match && match !== 'wrong-method' ? match.params : [],
       route: routeName,
       now: Date.now(),

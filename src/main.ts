@@ -115,7 +115,8 @@ async function main(): Promise<void> {
       });
       stops.push(sim.stop);
       void sim.exited.then((exit) => {
-        if (!stopping) logger.error({ pid: sim.pid, exit: describeExit(exit) }, 'the provider simulator exited; simulated channels fail until the gateway is restarted');
+        if (!stopping)
+          logger.error({ pid: sim.pid, exit: describeExit(exit) }, 'the provider simulator exited; simulated channels fail until the gateway is restarted');
       });
       logger.info({ url, pid: sim.pid, jobMs: env.SIMULATOR_JOB_MS }, 'provider simulator started (no provider credentials configured)');
     }
@@ -179,11 +180,14 @@ function printBanner(info: { apiUrl: string; uiUrl?: string; adminToken?: string
     '',
     `  Gateway API        ${info.apiUrl}`,
     info.uiUrl ? `  Temporal Web UI    ${info.uiUrl}` : '',
-    info.simulator ? `  Upstream           provider simulator at ${info.simulator} (set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENAI_VIDEOS_* or CHANNELS_FILE for real providers)` : '',
+    info.simulator
+      ? `  Upstream           provider simulator at ${info.simulator} (set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENAI_VIDEOS_* or CHANNELS_FILE for real providers)`
+      : '',
     info.adminToken ? `  Admin token        ${info.adminToken}   (generated; kept in DATA_DIR/admin-token)` : '',
     info.demoKey
       ? `  Demo API key       ${info.demoKey}   (shown once; only its hash is stored)`
-      : '  API keys           create one: curl -X POST -H "Authorization: Bearer $ADMIN_TOKEN" -H "Content-Type: application/json" -d \'{"name":"me"}\' ' + `${info.apiUrl}/admin/keys`,
+      : '  API keys           create one: curl -X POST -H "Authorization: Bearer $ADMIN_TOKEN" -H "Content-Type: application/json" -d \'{"name":"me"}\' ' +
+        `${info.apiUrl}/admin/keys`,
     '',
     '  Try it:',
     `    curl -s ${info.apiUrl}/v1/video/create -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,

@@ -63,9 +63,7 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
   });
   const activities = { ...videoActivities, ...createBillingActivities(billing) };
   const bundle = workflowBundlePath();
-  const workflowSource = fs.existsSync(bundle)
-    ? { workflowBundle: { codePath: bundle } }
-    : { workflowsPath: require.resolve('./workflows') };
+  const workflowSource = fs.existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('./workflows') };
   logger.info(
     { taskQueue: env.TEMPORAL_TASK_QUEUE, channels: channels.map((c) => `${c.name}(${c.type}${c.simulated ? ', simulator' : ''})`), enhancer: enhancer.kind },
     'worker starting',

@@ -32,7 +32,13 @@ export function chatModelEnhancer(baseUrl: string, apiKey: string, model: string
         {
           method: 'POST',
           headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model, messages: [{ role: 'system', content: INSTRUCTION }, { role: 'user', content: prompt }] }),
+          body: JSON.stringify({
+            model,
+            messages: [
+              { role: 'system', content: INSTRUCTION },
+              { role: 'user', content: prompt },
+            ],
+          }),
         },
         timeoutMs,
       );

@@ -194,28 +194,36 @@ export function createVideoActivities(deps: VideoActivityDeps) {
     },
 
     /** ownerId: the key whose fetch slots the clip's fetch takes (absent in histories from before it: the task's own). */
-    async createCharacter(input: { taskId: string; ownerId?: string; channel: string; source: CharacterSource; name?: string }): Promise<{ id: string; name: string }> {
+    async createCharacter(input: {
+      taskId: string;
+      ownerId?: string;
+      channel: string;
+      source: CharacterSource;
+      name?: string;
+    }): Promise<{ id: string; name: string }> {
       const upstream = client(input.channel);
       if (!upstream.createCharacter) {
         throw ApplicationFailure.nonRetryable(`channel ${input.channel} cannot create characters`, FAILURE_TYPES.upstreamRejected);
       }
       const create = upstream.createCharacter;
-      return heartbeating(() => mapErrors(async () => {
-        const source = input.source;
-        const notMp4 = () => new FetchRejectedError(`${source.kind === 'url' ? 'the character URL' : 'the source task'} is not an MP4 video`);
-        const clip =
-          source.kind === 'task'
-            ? await deps.blobs.read(source.videoKey)
-            : await fetchingUserUrls(input.ownerId ?? `task:${input.taskId}`, (fetchFile) =>
-                fetchFile(source.url, async (file) => {
-                  if (!isMp4(await readHead(file.path, 16))) throw notMp4();
-                  return fs.promises.readFile(file.path);
-                }),
-              );
-        if (!isMp4(clip)) throw notMp4();
-        const name = input.name ?? `gw_${randomBytes(5).toString('hex')}`;
-        return create(name, clip, { timestamps: source.timestamps, selfPortrait: source.selfPortrait });
-      }));
+      return heartbeating(() =>
+        mapErrors(async () => {
+          const source = input.source;
+          const notMp4 = () => new FetchRejectedError(`${source.kind === 'url' ? 'the character URL' : 'the source task'} is not an MP4 video`);
+          const clip =
+            source.kind === 'task'
+              ? await deps.blobs.read(source.videoKey)
+              : await fetchingUserUrls(input.ownerId ?? `task:${input.taskId}`, (fetchFile) =>
+                  fetchFile(source.url, async (file) => {
+                    if (!isMp4(await readHead(file.path, 16))) throw notMp4();
+                    return fs.promises.readFile(file.path);
+                  }),
+                );
+          if (!isMp4(clip)) throw notMp4();
+          const name = input.name ?? `gw_${randomBytes(5).toString('hex')}`;
+          return create(name, clip, { timestamps: source.timestamps, selfPortrait: source.selfPortrait });
+        }),
+      );
     },
 
     /** The provider's picture of the character when it has one, else the gateway's default avatar. */
@@ -232,25 +240,27 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       const model = findVideoModel(request.model);
       if (!model) throw ApplicationFailure.nonRetryable(`unknown model ${request.model}`, FAILURE_TYPES.inputRejected);
       const upstream = client(plan.channel);
-      return heartbeating(() => mapErrors(async () => {
-        const images = await loadImages(request.ownerId, request.images);
-        return upstream.submit({
-          taskId: request.taskId,
-          upstreamModel: plan.upstreamModel,
-          prompt: input.prompt,
-          images,
-          aspectRatio: model.honorsAspectRatio ? request.aspectRatio : undefined,
-          imageRole: model.imageRole,
-          seconds: request.seconds,
-          size: request.size,
-          enableUpsample: request.enableUpsample,
-          watermark: request.watermark,
-          private: request.private,
-          characterIds: [...(request.cast?.characterIds ?? []), ...input.characterIds],
-          style: request.style,
-          metadata: request.metadata,
-        });
-      }));
+      return heartbeating(() =>
+        mapErrors(async () => {
+          const images = await loadImages(request.ownerId, request.images);
+          return upstream.submit({
+            taskId: request.taskId,
+            upstreamModel: plan.upstreamModel,
+            prompt: input.prompt,
+            images,
+            aspectRatio: model.honorsAspectRatio ? request.aspectRatio : undefined,
+            imageRole: model.imageRole,
+            seconds: request.seconds,
+            size: request.size,
+            enableUpsample: request.enableUpsample,
+            watermark: request.watermark,
+            private: request.private,
+            characterIds: [...(request.cast?.characterIds ?? []), ...input.characterIds],
+            style: request.style,
+            metadata: request.metadata,
+          });
+        }),
+      );
     },
 
     async submitRemix(input: { request: TaskRequest; plan: ChannelPlan; prompt: string }): Promise<string> {
@@ -259,7 +269,9 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       const upstream = client(input.plan.channel);
       const remix = upstream.remix?.bind(upstream);
       if (!remix) throw ApplicationFailure.nonRetryable(`channel ${input.plan.channel} cannot remix`, FAILURE_TYPES.upstreamRejected);
-      return heartbeating(() => mapErrors(() => remix({ taskId: input.request.taskId, sourceJobId: source.jobId, prompt: input.prompt, size: input.request.size })));
+      return heartbeating(() =>
+        mapErrors(() => remix({ taskId: input.request.taskId, sourceJobId: source.jobId, prompt: input.prompt, size: input.request.size })),
+      );
     },
 
     async pollVideo(input: { channel: string; jobId: string }): Promise<PollResult> {
@@ -313,7 +325,10 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       if (found === 'refunded' || found === 'missing') {
         // Its charge was refunded while it ran: the file is not published, and the task fails.
         await deps.blobs.remove(video.key);
-        throw ApplicationFailure.nonRetryable(`The task ${input.taskId} cannot complete: its charge was ${found === 'missing' ? 'never taken' : 'refunded'}.`, FAILURE_TYPES.chargeNotLive);
+        throw ApplicationFailure.nonRetryable(
+          `The task ${input.taskId} cannot complete: its charge was ${found === 'missing' ? 'never taken' : 'refunded'}.`,
+          FAILURE_TYPES.chargeNotLive,
+        );
       }
       return { ...video, chargeSettled: true };
     },

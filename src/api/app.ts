@@ -82,14 +82,18 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   // An error no route family answered: in Anthropic's shape on /v1/messages, OpenAI's elsewhere.
   app.use(openAiErrors(env.MAX_JSON_BODY_BYTES, { paths: ANTHROPIC_SHAPED, body: (err, ctx) => anthropicErrorBody(err, ctx.state.requestId) }));
   app.use(requestTarget());
-  app.use(authFailureGate(env.AUTH_FAILURES_PER_MINUTE > 0
-    ? {
-        // Shared through Redis like the keys' limits; in-process otherwise, in a limiter of its own
-        // so that a flood of addresses never evicts a key's bucket.
-        limit: new AuthFailureLimit(deps.limiter.kind === 'redis' ? deps.limiter : new LocalRateLimiter(), env.AUTH_FAILURES_PER_MINUTE),
-        trustProxy: env.TRUST_PROXY,
-      }
-    : null));
+  app.use(
+    authFailureGate(
+      env.AUTH_FAILURES_PER_MINUTE > 0
+        ? {
+            // Shared through Redis like the keys' limits; in-process otherwise, in a limiter of its own
+            // so that a flood of addresses never evicts a key's bucket.
+            limit: new AuthFailureLimit(deps.limiter.kind === 'redis' ? deps.limiter : new LocalRateLimiter(), env.AUTH_FAILURES_PER_MINUTE),
+            trustProxy: env.TRUST_PROXY,
+          }
+        : null,
+    ),
+  );
 
   // Health (see health.ts): liveness, readiness, and the detailed report.
   const open = new Router<GatewayState>();

@@ -36,7 +36,8 @@ export function mentionedUsernames(prompt: string, param = 'prompt'): string[] {
 /** Two casts on one task must live on one channel. */
 export function mergeCast(a: CastCharacters | undefined, b: CastCharacters | undefined): CastCharacters | undefined {
   if (!a || !b) return a ?? b;
-  if (a.channel !== b.channel) throw new InvalidRequestError('These characters were made on different providers and cannot be cast together.', 'prompt', 'incompatible_characters');
+  if (a.channel !== b.channel)
+    throw new InvalidRequestError('These characters were made on different providers and cannot be cast together.', 'prompt', 'incompatible_characters');
   return { channel: a.channel, characterIds: [...a.characterIds, ...b.characterIds] };
 }
 
@@ -88,6 +89,11 @@ export async function castFromPrompt(prompt: string, ownerId: string, characters
     throw new InvalidRequestError(`Unknown character @${result.unknown}: create it with POST /motion/v1/characters first.`, 'prompt', 'unknown_character');
   }
   const channels = new Set(result.found.map((c) => c.channel));
-  if (channels.size > 1) throw new InvalidRequestError('The characters in this prompt were made on different providers and cannot be cast together.', 'prompt', 'incompatible_characters');
+  if (channels.size > 1)
+    throw new InvalidRequestError(
+      'The characters in this prompt were made on different providers and cannot be cast together.',
+      'prompt',
+      'incompatible_characters',
+    );
   return { channel: [...channels][0], characterIds: result.found.map((c) => c.upstreamId) };
 }

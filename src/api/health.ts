@@ -86,10 +86,7 @@ export function createReadinessProbe(opts: { db: Pick<Db, 'query'>; health: () =
   return async () => {
     const fresh = opts.health().then((h) => (lastHealth = h));
     fresh.catch(() => undefined);
-    const [storeState, health] = await Promise.all([
-      store(),
-      withTimeout(fresh, TEMPORAL_REPORT_WAIT_MS, 'slow').catch(() => lastHealth),
-    ]);
+    const [storeState, health] = await Promise.all([store(), withTimeout(fresh, TEMPORAL_REPORT_WAIT_MS, 'slow').catch(() => lastHealth)]);
     return {
       ready: storeState === 'ok',
       store: storeState,

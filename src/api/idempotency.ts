@@ -31,7 +31,9 @@ const BUSY_POLL_MS = 200;
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
@@ -56,17 +58,31 @@ export async function idempotentCreate<T>(ctx: ParameterizedContext<GatewayState
   for (;;) {
     const claim = await deps.idempotency.claim(keyId, header, fingerprint, op.fresh(), op.leaseSeconds);
     if (claim.kind === 'mismatch') {
-      throw new GatewayError(422, 'invalid_request_error', 'This Idempotency-Key was already used for a different request in the last 24 hours. Use a new key for a new request.', 'Idempotency-Key', 'idempotency_key_reused');
+      throw new GatewayError(
+        422,
+        'invalid_request_error',
+        'This Idempotency-Key was already used for a different request in the last 24 hours. Use a new key for a new request.',
+        'Idempotency-Key',
+        'idempotency_key_reused',
+      );
     }
     if (claim.kind === 'done') {
       const answer = await op.existing(claim.ids);
-      if (answer === null) throw new ConflictError('The task made for this Idempotency-Key is no longer readable. Use a new key.', 'Idempotency-Key', 'idempotency_key_expired');
+      if (answer === null)
+        throw new ConflictError('The task made for this Idempotency-Key is no longer readable. Use a new key.', 'Idempotency-Key', 'idempotency_key_expired');
       ctx.set('idempotent-replayed', 'true');
       return answer;
     }
     if (claim.kind === 'busy') {
       if (Date.now() >= deadline) {
-        throw new GatewayError(409, 'invalid_request_error', 'A request with this Idempotency-Key is still being processed. Retry in a moment.', 'Idempotency-Key', 'idempotency_key_in_use', { 'retry-after': '1' });
+        throw new GatewayError(
+          409,
+          'invalid_request_error',
+          'A request with this Idempotency-Key is still being processed. Retry in a moment.',
+          'Idempotency-Key',
+          'idempotency_key_in_use',
+          { 'retry-after': '1' },
+        );
       }
       await new Promise((r) => setTimeout(r, BUSY_POLL_MS));
       continue;

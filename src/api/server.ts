@@ -94,14 +94,27 @@ export async function startApiServer(opts: {
     prices,
     limiter,
     // A charge taken ahead of a character waits for the character, then for the task's start.
-    paid: new PaidTasks(tasks, characters, billing, prices, starts, logger, Math.ceil((characterCreateTimeoutMs + 4 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 60),
+    paid: new PaidTasks(
+      tasks,
+      characters,
+      billing,
+      prices,
+      starts,
+      logger,
+      Math.ceil((characterCreateTimeoutMs + 4 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 60,
+    ),
     config,
     characters,
     channels: channels.filter(isVideoChannel),
     textChannels: channels.filter(isTextChannel),
     channelHealth: new ChannelHealth(env.CHANNEL_FAILURE_THRESHOLD, env.CHANNEL_COOLDOWN_SECONDS * 1000),
     usage,
-    textLimits: { timeoutMs: env.TEXT_TIMEOUT_MS, idleMs: env.TEXT_STREAM_IDLE_MS, defaultMaxTokens: env.TEXT_DEFAULT_MAX_TOKENS, settleWaitMs: env.TEXT_SETTLE_WAIT_MS },
+    textLimits: {
+      timeoutMs: env.TEXT_TIMEOUT_MS,
+      idleMs: env.TEXT_STREAM_IDLE_MS,
+      defaultMaxTokens: env.TEXT_DEFAULT_MAX_TOKENS,
+      settleWaitMs: env.TEXT_SETTLE_WAIT_MS,
+    },
     logger,
     keys,
     tasks,
@@ -157,14 +170,17 @@ const DROP_LOG_EVERY_MS = 10_000;
  * HTTP_MAX_CONNECTIONS sockets: one more is closed at accept, without touching the others.
  */
 export function createHttpServer(handler: http.RequestListener, env: Config['env'], logger: Logger): http.Server {
-  const server = http.createServer({
-    requestTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
-    // Node refuses a header deadline longer than the request's.
-    headersTimeout: Math.min(env.HTTP_HEADERS_TIMEOUT_MS, env.HTTP_REQUEST_TIMEOUT_MS),
-    keepAliveTimeout: env.HTTP_KEEPALIVE_TIMEOUT_MS,
-    maxHeaderSize: env.HTTP_MAX_HEADER_BYTES,
-    connectionsCheckingInterval: CONNECTION_CHECK_MS,
-  }, handler);
+  const server = http.createServer(
+    {
+      requestTimeout: env.HTTP_REQUEST_TIMEOUT_MS,
+      // Node refuses a header deadline longer than the request's.
+      headersTimeout: Math.min(env.HTTP_HEADERS_TIMEOUT_MS, env.HTTP_REQUEST_TIMEOUT_MS),
+      keepAliveTimeout: env.HTTP_KEEPALIVE_TIMEOUT_MS,
+      maxHeaderSize: env.HTTP_MAX_HEADER_BYTES,
+      connectionsCheckingInterval: CONNECTION_CHECK_MS,
+    },
+    handler,
+  );
   server.maxConnections = env.HTTP_MAX_CONNECTIONS;
   let dropped = 0;
   let lastLog = -Infinity;

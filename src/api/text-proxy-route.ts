@@ -47,7 +47,10 @@ const IN_FLIGHT_RETRY_SECONDS = 1;
 
 /** The channels of the protocol's type that serve a model, best first. */
 export function textChannelsFor(deps: Pick<TextRouteDeps, 'textChannels'>, protocol: TextProtocol, model: string): TextChannel[] {
-  return channelsFor(deps.textChannels.filter((c) => c.type === protocol.channelType), model);
+  return channelsFor(
+    deps.textChannels.filter((c) => c.type === protocol.channelType),
+    model,
+  );
 }
 
 /**
@@ -66,7 +69,14 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
   const releaseStream = call.stream ? takeStreamSlot(deps.streams, key.id) : null;
   let holdId: string;
   try {
-    holdId = await deps.holds.hold({ keyId: key.id, requestId: ctx.state.requestId, model: call.model, endpoint: call.endpoint, streamed: call.stream, amount: ceiling.credits });
+    holdId = await deps.holds.hold({
+      keyId: key.id,
+      requestId: ctx.state.requestId,
+      model: call.model,
+      endpoint: call.endpoint,
+      streamed: call.stream,
+      amount: ceiling.credits,
+    });
   } catch (err) {
     releaseStream?.();
     throw holdRefusal(err, ceiling);
@@ -79,11 +89,20 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
       const write = deps.usage.settle({
         holdId,
         keyId: key.id,
-        usage: usage && report && {
-          ...usage, requestId: ctx.state.requestId, keyId: key.id, model: call.model, channel: channel?.name ?? '', endpoint: call.endpoint, streamed: call.stream, outcome: report.outcome,
-        },
+        usage: usage &&
+          report && {
+            ...usage,
+            requestId: ctx.state.requestId,
+            keyId: key.id,
+            model: call.model,
+            channel: channel?.name ?? '',
+            endpoint: call.endpoint,
+            streamed: call.stream,
+            outcome: report.outcome,
+          },
       });
-      if (report && report.outcome !== 'completed') ctx.state.log.info({ channel: channel?.name, outcome: report.outcome, estimated: !report.reported }, 'text answer did not complete');
+      if (report && report.outcome !== 'completed')
+        ctx.state.log.info({ channel: channel?.name, outcome: report.outcome, estimated: !report.reported }, 'text answer did not complete');
       // A store that is away must not hold the answer open: the write goes on in the background,
       // and if this process dies first the hold is settled in full by another.
       await waitAtMost(write, deps.textLimits.settleWaitMs);

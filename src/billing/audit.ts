@@ -24,7 +24,6 @@ export interface AuditReport {
   mismatches: AuditMismatch[];
 }
 
-
 export async function auditLedger(db: Sql): Promise<AuditReport> {
   const balances = await db.query<{ id: string; balance: string | number; ledger: string | number; entries: string | number }>(
     `select k.id, k.balance,
@@ -43,7 +42,14 @@ export async function auditLedger(db: Sql): Promise<AuditReport> {
   // Each paid task: exactly one charge of its price; a refund (of the same amount) exactly
   // when its state is refunded. The unique (kind, ref) makes "more than one" impossible, so
   // what can go wrong is a missing or extra entry and a wrong amount.
-  const tasks = await db.query<{ task_id: string; key_id: string; amount: string | number; state: string; charged: string | number | null; refunded: string | number | null }>(
+  const tasks = await db.query<{
+    task_id: string;
+    key_id: string;
+    amount: string | number;
+    state: string;
+    charged: string | number | null;
+    refunded: string | number | null;
+  }>(
     `select t.task_id, t.key_id, t.amount, t.state,
             (select sum(amount) from ledger_entries where kind = 'charge' and ref = t.task_id) as charged,
             (select sum(amount) from ledger_entries where kind = 'refund' and ref = t.task_id) as refunded
@@ -51,11 +57,23 @@ export async function auditLedger(db: Sql): Promise<AuditReport> {
   );
   for (const t of tasks) {
     if (t.charged === null || num(t.charged) !== -num(t.amount)) {
-      mismatches.push({ key_id: t.key_id, ref: t.task_id, problem: 'task charge missing or of the wrong amount', expected: -num(t.amount), actual: t.charged === null ? undefined : num(t.charged) });
+      mismatches.push({
+        key_id: t.key_id,
+        ref: t.task_id,
+        problem: 'task charge missing or of the wrong amount',
+        expected: -num(t.amount),
+        actual: t.charged === null ? undefined : num(t.charged),
+      });
     }
     const wantRefund = t.state === 'refunded';
     if (wantRefund !== (t.refunded !== null) || (wantRefund && num(t.refunded) !== num(t.amount))) {
-      mismatches.push({ key_id: t.key_id, ref: t.task_id, problem: `task is ${t.state} but its refund is ${t.refunded === null ? 'missing' : num(t.refunded)}`, expected: wantRefund ? num(t.amount) : 0, actual: num(t.refunded) });
+      mismatches.push({
+        key_id: t.key_id,
+        ref: t.task_id,
+        problem: `task is ${t.state} but its refund is ${t.refunded === null ? 'missing' : num(t.refunded)}`,
+        expected: wantRefund ? num(t.amount) : 0,
+        actual: num(t.refunded),
+      });
     }
   }
   const counters = await db.query<{ id: string; tasks_in_flight: number; running: number }>(
@@ -76,8 +94,10 @@ export async function auditLedger(db: Sql): Promise<AuditReport> {
      from api_keys k`,
   );
   for (const h of holds) {
-    if (num(h.held) !== num(h.holds)) mismatches.push({ key_id: h.id, problem: 'held differs from the sum of its text holds', expected: num(h.holds), actual: num(h.held) });
-    if (h.text_in_flight !== h.n) mismatches.push({ key_id: h.id, problem: 'text requests in flight differ from its text holds', expected: h.n, actual: h.text_in_flight });
+    if (num(h.held) !== num(h.holds))
+      mismatches.push({ key_id: h.id, problem: 'held differs from the sum of its text holds', expected: num(h.holds), actual: num(h.held) });
+    if (h.text_in_flight !== h.n)
+      mismatches.push({ key_id: h.id, problem: 'text requests in flight differ from its text holds', expected: h.n, actual: h.text_in_flight });
   }
   const orphans = await db.query<{ key_id: string; ref: string; kind: string }>(
     `select l.key_id, l.ref, l.kind from ledger_entries l

@@ -122,7 +122,12 @@ export class BillingStore {
     const keyId = charges[0]?.keyId;
     if (keyId === undefined) return [];
     if (charges.some((c) => c.keyId !== keyId)) throw new Error('chargeTasksOfKey: charges of one key only');
-    const rows = await this.db.query<{ outcome: 'charged' | 'already' | 'balance' | 'slots'; balance_before: string | number; max_concurrent_tasks: number | null; written: boolean }>(
+    const rows = await this.db.query<{
+      outcome: 'charged' | 'already' | 'balance' | 'slots';
+      balance_before: string | number;
+      max_concurrent_tasks: number | null;
+      written: boolean;
+    }>(
       `with recursive key as (
          -- What text requests in flight hold is not available to a task.
          select id, limited, balance - held as balance, max_concurrent_tasks, tasks_in_flight from api_keys where id = $1 for update
@@ -166,7 +171,14 @@ export class BillingStore {
        select w.outcome, w.balance_before, k.max_concurrent_tasks,
               exists (select 1 from entry e join input i on i.task_id = e.ref where i.ord = w.ord) as written
        from walk w cross join key k where w.ord > 0 order by w.ord`,
-      [keyId, charges.map((c) => c.taskId), charges.map((c) => c.kind), charges.map((c) => c.model), charges.map((c) => c.amount), charges.map((c) => c.firstCheckAfterSeconds ?? null)],
+      [
+        keyId,
+        charges.map((c) => c.taskId),
+        charges.map((c) => c.kind),
+        charges.map((c) => c.model),
+        charges.map((c) => c.amount),
+        charges.map((c) => c.firstCheckAfterSeconds ?? null),
+      ],
       'billing_charge_tasks_of_key',
     );
     if (rows.length === 0) throw new UnknownKey(`no key ${keyId}`);
@@ -175,10 +187,14 @@ export class BillingStore {
       if (!row) throw new Error(`no outcome for charge ${i} of the batch`);
       switch (row.outcome) {
         // Accepted but not written: the task id was charged meanwhile (that charge stands).
-        case 'charged': return row.written ? 'charged' : 'already';
-        case 'already': return 'already';
-        case 'balance': return new InsufficientBalance(num(row.balance_before), c.amount);
-        case 'slots': return new TooManyTasksInFlight(row.max_concurrent_tasks ?? 0);
+        case 'charged':
+          return row.written ? 'charged' : 'already';
+        case 'already':
+          return 'already';
+        case 'balance':
+          return new InsufficientBalance(num(row.balance_before), c.amount);
+        case 'slots':
+          return new TooManyTasksInFlight(row.max_concurrent_tasks ?? 0);
       }
     });
   }
@@ -308,7 +324,15 @@ export class BillingStore {
   }
 
   async view(keyId: string): Promise<BalanceView | null> {
-    const [row] = await this.db.query<{ limited: boolean; balance: string | number; granted: string | number; spent: string | number; in_flight: number; held: string | number; text_in_flight: number }>(
+    const [row] = await this.db.query<{
+      limited: boolean;
+      balance: string | number;
+      granted: string | number;
+      spent: string | number;
+      in_flight: number;
+      held: string | number;
+      text_in_flight: number;
+    }>(
       `select k.limited, k.balance, k.held, k.text_in_flight,
               (select coalesce(sum(amount), 0) from ledger_entries where key_id = k.id and kind = 'grant') as granted,
               (select coalesce(-sum(amount), 0) from ledger_entries where key_id = k.id and kind <> 'grant')
@@ -330,7 +354,15 @@ export class BillingStore {
 
   /** The key's ledger (entries and priced usage), newest first; `offset` pages back. */
   async ledger(keyId: string, limit: number, offset = 0): Promise<LedgerEntryView[]> {
-    const rows = await this.db.query<{ id: string; kind: LedgerKind; amount: string | number; ref: string; reason: string; model: string | null; created_at: Date | string }>(
+    const rows = await this.db.query<{
+      id: string;
+      kind: LedgerKind;
+      amount: string | number;
+      ref: string;
+      reason: string;
+      model: string | null;
+      created_at: Date | string;
+    }>(
       `select id, kind, amount, ref, reason, model, created_at from (
          select 'le_' || id as id, id as seq, kind, amount, ref, reason, model, created_at from ledger_entries where key_id = $1
          union all
@@ -363,8 +395,9 @@ async function move(tx: Sql, keyId: string, kind: LedgerKind, amount: number, re
     'insert into ledger_entries (key_id, kind, amount, ref, reason, model) values ($1, $2, $3, $4, $5, $6) on conflict (kind, ref) do nothing returning id',
     [keyId, kind, amount, ref, reason, model],
   );
-  const [row] = inserted.length > 0
-    ? await tx.query<{ balance: string | number }>('update api_keys set balance = balance + $2 where id = $1 returning balance', [keyId, amount])
-    : await tx.query<{ balance: string | number }>('select balance from api_keys where id = $1', [keyId]);
+  const [row] =
+    inserted.length > 0
+      ? await tx.query<{ balance: string | number }>('update api_keys set balance = balance + $2 where id = $1 returning balance', [keyId, amount])
+      : await tx.query<{ balance: string | number }>('select balance from api_keys where id = $1', [keyId]);
   return num(row?.balance);
 }

@@ -51,7 +51,10 @@ export class PerKeyBatches<I, O> {
 
   private async runBatch(keyId: string, batch: readonly Waiting<I, O>[]): Promise<void> {
     try {
-      const outcomes = await this.execute(keyId, batch.map((w) => w.item));
+      const outcomes = await this.execute(
+        keyId,
+        batch.map((w) => w.item),
+      );
       batch.forEach((w, i) => {
         const outcome = outcomes[i];
         if (outcome === undefined) w.reject(new Error('no outcome for an item of the batch'));

@@ -17,10 +17,7 @@ const number = () => z.number({ error: (issue) => (issue.input === undefined ? '
 
 /** A non-negative safe integer: beyond 2^53 a number read from the file is already rounded. */
 const wholeNumber = (what: string) =>
-  number()
-    .min(0, 'must not be negative')
-    .max(Number.MAX_SAFE_INTEGER, 'is too large')
-    .refine(Number.isInteger, `must be a whole number (${what})`);
+  number().min(0, 'must not be negative').max(Number.MAX_SAFE_INTEGER, 'is too large').refine(Number.isInteger, `must be a whole number (${what})`);
 const credits = wholeNumber('credits are micro-USD');
 const percent = wholeNumber('percent');
 

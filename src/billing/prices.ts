@@ -139,10 +139,7 @@ export function findTextPrice(table: PriceTable, model: string): TextPrice {
  * change the price (a remix is a new render of the same length), it is accepted so callers
  * pass the whole task.
  */
-export function videoTaskPrice(
-  table: PriceTable,
-  task: { model: string; seconds?: number; size?: string; enableUpsample?: boolean; remix?: boolean },
-): number {
+export function videoTaskPrice(table: PriceTable, task: { model: string; seconds?: number; size?: string; enableUpsample?: boolean; remix?: boolean }): number {
   const price = findVideoPrice(table, task.model);
   if (!price) throw new PriceError(`no price for video model ${task.model}`);
   const seconds = big(task.seconds ?? price.defaultSeconds, `${task.model} seconds`);

@@ -85,10 +85,13 @@ export function startBillingReconciler(
       // A workflow that does not exist may still be started by a start that was in flight: only
       // a charge never claimed is refunded for it, and a later start is then refused at its claim.
       const moved =
-        outcome === 'missing' ? await billing.refundTask(task.taskId, 'the task never started', 'refundUnstarted')
-        : outcome === 'failed' ? await billing.refundTask(task.taskId, STOPPED_REASON)
-        : outcome === 'completed' ? await billing.completeTask(task.taskId)
-        : null;
+        outcome === 'missing'
+          ? await billing.refundTask(task.taskId, 'the task never started', 'refundUnstarted')
+          : outcome === 'failed'
+            ? await billing.refundTask(task.taskId, STOPPED_REASON)
+            : outcome === 'completed'
+              ? await billing.completeTask(task.taskId)
+              : null;
       if (moved === 'moved') {
         settled++;
         logger.info({ taskId: task.taskId, outcome }, 'billing reconciler settled a charge');

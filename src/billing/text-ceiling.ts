@@ -119,11 +119,12 @@ export function textCeiling(prices: PriceTable, model: string, shape: TextReques
   // All input at the dearest input rate: whatever mix of plain, cache-write and cache-read
   // tokens the provider reports, it cannot cost more.
   const dearest = [p.inputPerMTok, p.cacheWritePerMTok, p.cacheReadPerMTok].reduce((a, b) => Math.max(a, b));
-  const credits = textTokensPrice(
-    { inputPerMTok: dearest, outputPerMTok: p.outputPerMTok, cacheWritePerMTok: dearest, cacheReadPerMTok: dearest },
-    model,
-    { inputTokens, outputTokens, cacheCreationTokens: 0, cacheReadTokens: 0 },
-  );
+  const credits = textTokensPrice({ inputPerMTok: dearest, outputPerMTok: p.outputPerMTok, cacheWritePerMTok: dearest, cacheReadPerMTok: dearest }, model, {
+    inputTokens,
+    outputTokens,
+    cacheCreationTokens: 0,
+    cacheReadTokens: 0,
+  });
   return { inputTokens, outputTokens, credits };
 }
 

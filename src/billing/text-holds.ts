@@ -73,11 +73,14 @@ export class TextHolds {
   async start(): Promise<void> {
     await this.beat();
     await this.settleOrphans(this.db.kind === 'embedded' ? 0 : this.orphanAfterSeconds);
-    this.timer = setInterval(() => {
-      void this.beat()
-        .then(() => this.settleOrphans(this.orphanAfterSeconds))
-        .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'text hold heartbeat failed; retrying'));
-    }, Math.min(HEARTBEAT_SECONDS, this.orphanAfterSeconds / 3) * 1000);
+    this.timer = setInterval(
+      () => {
+        void this.beat()
+          .then(() => this.settleOrphans(this.orphanAfterSeconds))
+          .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'text hold heartbeat failed; retrying'));
+      },
+      Math.min(HEARTBEAT_SECONDS, this.orphanAfterSeconds / 3) * 1000,
+    );
     this.timer.unref();
   }
 
@@ -148,9 +151,12 @@ export class TextHolds {
       const row = rows[i];
       if (!row) return new Error(`no outcome for hold ${i} of the batch`);
       switch (row.outcome) {
-        case 'held': return item.holdId;
-        case 'balance': return new InsufficientBalance(num(row.available_before), item.amount);
-        case 'busy': return new TooManyTextRequests(row.cap);
+        case 'held':
+          return item.holdId;
+        case 'balance':
+          return new InsufficientBalance(num(row.available_before), item.amount);
+        case 'busy':
+          return new TooManyTextRequests(row.cap);
       }
     });
   }
@@ -183,10 +189,7 @@ export class TextHolds {
   }
 
   private async beat(): Promise<void> {
-    await this.db.query(
-      'insert into gateway_instances (id) values ($1) on conflict (id) do update set seen_at = now()',
-      [this.instanceId],
-    );
+    await this.db.query('insert into gateway_instances (id) values ($1) on conflict (id) do update set seen_at = now()', [this.instanceId]);
   }
 
   /**
@@ -198,10 +201,10 @@ export class TextHolds {
   async settleOrphans(silentSeconds: number): Promise<number> {
     return this.db.transaction(async (tx) => {
       const dead = (
-        await tx.query<{ id: string }>(
-          `select id from gateway_instances where id <> $1 and seen_at < now() - ($2::int * interval '1 second')`,
-          [this.instanceId, silentSeconds],
-        )
+        await tx.query<{ id: string }>(`select id from gateway_instances where id <> $1 and seen_at < now() - ($2::int * interval '1 second')`, [
+          this.instanceId,
+          silentSeconds,
+        ])
       ).map((r) => r.id);
       // Holds can outlive their process's row (a process that died before its first beat).
       const orphanedIds = (
@@ -214,10 +217,7 @@ export class TextHolds {
       const gone = [...dead, ...orphanedIds];
       if (gone.length === 0) return 0;
       // Keys in id order, as every multi-key writer locks them, so two writers cannot deadlock.
-      await tx.query(
-        `select id from api_keys where id in (select key_id from text_holds where instance_id = any($1::text[])) order by id for update`,
-        [gone],
-      );
+      await tx.query(`select id from api_keys where id in (select key_id from text_holds where instance_id = any($1::text[])) order by id for update`, [gone]);
       const settled = await tx.query<{ key_id: string }>(
         `with orphan as (
            delete from text_holds where instance_id = any($1::text[])
@@ -239,7 +239,10 @@ export class TextHolds {
       );
       await tx.query('delete from gateway_instances where id = any($1::text[])', [gone]);
       if (settled.length > 0) {
-        this.logger.warn({ holds: settled.length, processes: gone.length }, 'settled the text holds of gateway processes that stopped mid-answer, at their full amount');
+        this.logger.warn(
+          { holds: settled.length, processes: gone.length },
+          'settled the text holds of gateway processes that stopped mid-answer, at their full amount',
+        );
       }
       return settled.length;
     });

@@ -25,10 +25,7 @@ export interface VideoModel {
   sizes?: readonly string[];
 }
 
-const vidgen = (
-  id: string,
-  opts: Partial<Pick<VideoModel, 'honorsAspectRatio' | 'maxImages' | 'imageRole'>> = {},
-): VideoModel => ({
+const vidgen = (id: string, opts: Partial<Pick<VideoModel, 'honorsAspectRatio' | 'maxImages' | 'imageRole'>> = {}): VideoModel => ({
   id,
   family: 'vidgen',
   endpoints: ['video-create'],

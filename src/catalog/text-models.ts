@@ -19,7 +19,8 @@ export const DEFAULT_NATIVE_UPSTREAM_MODELS: Record<NativeTextModel, string> = {
 };
 
 /** Reachable only through a responses-style API (spec 1): refused on messages and chat. */
-const RESPONSES_ONLY = /^(o1-pro|o3-pro|o3-deep-research|o4-mini-deep-research|gpt-5-pro|gpt-5-codex|codex-mini-latest|computer-use-preview)(-\d{4}-\d{2}-\d{2})?$/;
+const RESPONSES_ONLY =
+  /^(o1-pro|o3-pro|o3-deep-research|o4-mini-deep-research|gpt-5-pro|gpt-5-codex|codex-mini-latest|computer-use-preview)(-\d{4}-\d{2}-\d{2})?$/;
 
 export function isResponsesOnlyModel(model: string): boolean {
   return RESPONSES_ONLY.test(model);
@@ -28,5 +29,4 @@ export function isResponsesOnlyModel(model: string): boolean {
 /** What the OpenAI-compatible shortcut (OPENAI_API_KEY) and the demo serve unless told otherwise. */
 export const DEFAULT_OPENAI_TEXT_MODELS = ['gpt-4o-mini', 'gpt-4o', 'gpt-4.1-mini', 'gpt-4.1'] as const;
 
-export const RESPONSES_API_HINT =
-  "it is served only by a responses-style API (the provider's POST /v1/responses), which this gateway does not proxy";
+export const RESPONSES_API_HINT = "it is served only by a responses-style API (the provider's POST /v1/responses), which this gateway does not proxy";

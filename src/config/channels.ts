@@ -162,10 +162,31 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
   if (channels.length > 0) return channels;
 
   const url = simulatorUrl(config);
-  const sim = { ...base, apiKey: SIMULATOR_API_KEY, pollMs: e.UPSTREAM_POLL_MS ?? 1000, expectedJobMs: e.SIMULATOR_JOB_MS, simulated: true, sendExtensions: true };
+  const sim = {
+    ...base,
+    apiKey: SIMULATOR_API_KEY,
+    pollMs: e.UPSTREAM_POLL_MS ?? 1000,
+    expectedJobMs: e.SIMULATOR_JOB_MS,
+    simulated: true,
+    sendExtensions: true,
+  };
   return [
-    ...VIDEO_PROVIDERS.map((p): Channel => ({ ...sim, name: p.simulated.name, type: p.type, baseUrl: `${url}${p.simulated.basePath}`, models: p.simulated.models })),
-    ...TEXT_PROVIDERS.map((p): Channel => ({ ...text, simulated: true, apiKey: SIMULATOR_API_KEY, name: p.simulated.name, type: p.type, baseUrl: `${url}${p.simulated.basePath}`, models: p.simulated.models })),
+    ...VIDEO_PROVIDERS.map((p): Channel => ({
+      ...sim,
+      name: p.simulated.name,
+      type: p.type,
+      baseUrl: `${url}${p.simulated.basePath}`,
+      models: p.simulated.models,
+    })),
+    ...TEXT_PROVIDERS.map((p): Channel => ({
+      ...text,
+      simulated: true,
+      apiKey: SIMULATOR_API_KEY,
+      name: p.simulated.name,
+      type: p.type,
+      baseUrl: `${url}${p.simulated.basePath}`,
+      models: p.simulated.models,
+    })),
   ];
 }
 

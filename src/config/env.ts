@@ -6,9 +6,7 @@ import { z } from 'zod';
  * docker-compose.yml is checked against ENV_KEYS by a test, so a variable
  * named there but unknown here (a typo that would silently do nothing) fails CI.
  */
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const optionalString = z
   .string()

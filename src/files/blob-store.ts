@@ -25,11 +25,7 @@ export class BlobStore {
     return path.join(this.root, key);
   }
 
-  async write(
-    key: string,
-    source: Readable | Buffer,
-    opts: { maxBytes?: number; onProgress?: (bytes: number) => void } = {},
-  ): Promise<number> {
+  async write(key: string, source: Readable | Buffer, opts: { maxBytes?: number; onProgress?: (bytes: number) => void } = {}): Promise<number> {
     const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
     const onProgress = opts.onProgress;
     const file = this.resolve(key);

@@ -116,9 +116,7 @@ export class LocalRateLimiter implements RateLimiter {
     this.sweep(nowMs);
     const bucket = this.buckets.get(keyId);
     // A missing bucket is a full one, last seen "now".
-    const step = bucket
-      ? stepBucket(bucket.level, bucket.lastMs, nowMs, rpm)
-      : stepBucket(rpm * WINDOW_MS, nowMs, nowMs, rpm);
+    const step = bucket ? stepBucket(bucket.level, bucket.lastMs, nowMs, rpm) : stepBucket(rpm * WINDOW_MS, nowMs, nowMs, rpm);
     this.buckets.delete(keyId);
     if (this.buckets.size >= this.maxBuckets) this.evictOldest();
     this.buckets.set(keyId, { level: step.level, lastMs: nowMs });

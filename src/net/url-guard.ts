@@ -22,11 +22,31 @@ import { pipeline } from 'node:stream/promises';
  */
 const blocked = new net.BlockList();
 for (const [addr, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(addr, prefix, 'ipv4');
-for (const [addr, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(addr, prefix, 'ipv4');
+for (const [addr, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['2001:db8::', 32],
+] as const) {
   blocked.addSubnet(addr, prefix, 'ipv6');
 }
 
@@ -42,7 +62,10 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 export class FetchRejectedError extends Error {
-  constructor(message: string, readonly retryable = false) {
+  constructor(
+    message: string,
+    readonly retryable = false,
+  ) {
     super(message);
   }
 }
@@ -148,10 +171,7 @@ async function fetchToFile(rawUrl: string, file: string, opts: GuardedFetchOptio
   let url = parseUrl(rawUrl);
   const blocked = opts.blockedAddress ?? (opts.allowPrivate ? () => false : isPrivateAddress);
   const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new FetchRejectedError(`GET ${url.host} did not finish within ${opts.deadlineMs} ms`, true)),
-    opts.deadlineMs,
-  );
+  const timer = setTimeout(() => deadline.abort(new FetchRejectedError(`GET ${url.host} did not finish within ${opts.deadlineMs} ms`, true)), opts.deadlineMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
   try {
     for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
@@ -192,7 +212,13 @@ function sizeCap(maxBytes: number, counted: (n: number) => void): Transform {
   });
 }
 
-function getOnce(url: URL, file: string, opts: GuardedFetchOptions, blocked: (address: string) => boolean, signal: AbortSignal): Promise<FetchedFile | { redirect: string }> {
+function getOnce(
+  url: URL,
+  file: string,
+  opts: GuardedFetchOptions,
+  blocked: (address: string) => boolean,
+  signal: AbortSignal,
+): Promise<FetchedFile | { redirect: string }> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     // The first failure wins: a destroyed socket also errors the response with a vaguer reason.
@@ -218,7 +244,12 @@ function getOnce(url: URL, file: string, opts: GuardedFetchOptions, blocked: (ad
         return fail(new FetchRejectedError(`file is larger than ${opts.maxBytes} bytes`));
       }
       let bytes = 0;
-      pipeline(res, sizeCap(opts.maxBytes, (n) => (bytes = n)), fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal }).then(
+      pipeline(
+        res,
+        sizeCap(opts.maxBytes, (n) => (bytes = n)),
+        fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }),
+        { signal },
+      ).then(
         () => resolve({ path: file, bytes, contentType: res.headers['content-type'] }),
         (err: NodeJS.ErrnoException) => {
           if (err instanceof FetchRejectedError) return fail(err);

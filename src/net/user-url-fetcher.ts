@@ -19,7 +19,10 @@ export type FetchFile = <T>(url: string, use: (file: FetchedFile) => Promise<T>)
 
 /** The key already has FETCH_MAX_PER_KEY fetching steps in flight here; come back after retryAfterMs. */
 export class FetchSlotsBusyError extends Error {
-  constructor(readonly maxPerKey: number, readonly retryAfterMs: number) {
+  constructor(
+    readonly maxPerKey: number,
+    readonly retryAfterMs: number,
+  ) {
     super(`this key already has ${maxPerKey} user-URL fetches in flight; retrying shortly`);
   }
 }

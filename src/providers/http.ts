@@ -19,10 +19,7 @@ export class UpstreamError extends Error {
 }
 
 const errorBody = z.object({
-  error: z.union([
-    z.object({ message: z.string().optional(), status: z.string().optional(), code: z.unknown().optional() }),
-    z.string(),
-  ]),
+  error: z.union([z.object({ message: z.string().optional(), status: z.string().optional(), code: z.unknown().optional() }), z.string()]),
 });
 
 function reasonOf(text: string): string {

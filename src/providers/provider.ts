@@ -61,6 +61,5 @@ export interface TextProvider<T extends string = string> extends ProviderBase<T>
 export const videoProvider = <const T extends string>(p: VideoProvider<T>): VideoProvider<T> => p;
 export const textProvider = <const T extends string>(p: TextProvider<T>): TextProvider<T> => p;
 
-
 /** Models served under their own names. */
 export const identityModels = (names: readonly string[]): Record<string, string> => Object.fromEntries(names.map((n) => [n, n]));

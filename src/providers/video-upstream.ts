@@ -2,9 +2,7 @@ import type { TaskError } from '../tasks/task';
 
 /** What one poll of an upstream job says, in the gateway's terms. */
 export type PollResult =
-  | { phase: 'queued' | 'running'; progress: number | null }
-  | { phase: 'succeeded'; download: DownloadRef }
-  | { phase: 'failed'; error: TaskError };
+  { phase: 'queued' | 'running'; progress: number | null } | { phase: 'succeeded'; download: DownloadRef } | { phase: 'failed'; error: TaskError };
 
 /** Where the finished file is; `authorized` means the request must carry the channel key. */
 export interface DownloadRef {

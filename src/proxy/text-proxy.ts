@@ -274,7 +274,11 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
         health.succeeded(channel.name);
         const headers = replyHeaders(res);
         if (protocol.isErrorBody(parsed)) return { status, headers, body: text };
-        return { status, headers: { ...headers, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(protocol.errorBody(status, `Upstream error: ${text.toString('utf8').slice(0, 300)}`))) };
+        return {
+          status,
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: Buffer.from(JSON.stringify(protocol.errorBody(status, `Upstream error: ${text.toString('utf8').slice(0, 300)}`))),
+        };
       }
       const reason = `HTTP ${status}`;
       health.failed(channel.name, reason, restFor(res));

@@ -61,10 +61,14 @@ function nodeFsStreamOps(mod: unknown): NodeFsStreamOps {
  */
 export const DURABLE_START_PARAMS: readonly string[] = [
   ...PGlite.defaultStartParams.filter((p) => p !== '-F'),
-  '-c', 'fsync=on',
-  '-c', 'synchronous_commit=on',
-  '-c', 'full_page_writes=on',
-  '-c', 'wal_sync_method=fsync',
+  '-c',
+  'fsync=on',
+  '-c',
+  'synchronous_commit=on',
+  '-c',
+  'full_page_writes=on',
+  '-c',
+  'wal_sync_method=fsync',
 ];
 
 /**

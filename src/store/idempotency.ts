@@ -39,7 +39,10 @@ export class IdempotencyStore {
 
   /** Forgets keys past the window every hour, so the table holds one day of creates. */
   start(): void {
-    const purge = () => void this.db.query(`delete from idempotency_keys where created_at < now() - ($1::int * interval '1 hour')`, [IDEMPOTENCY_WINDOW_HOURS]).catch(() => undefined);
+    const purge = () =>
+      void this.db
+        .query(`delete from idempotency_keys where created_at < now() - ($1::int * interval '1 hour')`, [IDEMPOTENCY_WINDOW_HOURS])
+        .catch(() => undefined);
     purge();
     this.timer = setInterval(purge, 3600_000);
     this.timer.unref();
@@ -85,7 +88,11 @@ export class IdempotencyStore {
 
   /** The create finished: repeats answer its task. */
   async done(keyId: string, key: string, ids: CreateIds): Promise<void> {
-    await this.db.query(`update idempotency_keys set state = 'done', ids = $3::jsonb where key_id = $1 and idempotency_key = $2`, [keyId, key, JSON.stringify(ids)]);
+    await this.db.query(`update idempotency_keys set state = 'done', ids = $3::jsonb where key_id = $1 and idempotency_key = $2`, [
+      keyId,
+      key,
+      JSON.stringify(ids),
+    ]);
   }
 
   /** The create was refused before it made anything: the key is free again, for any request. */
@@ -95,6 +102,10 @@ export class IdempotencyStore {
 
   /** The create failed and may have left a task: a repeat takes over at once, with the same ids. */
   async release(keyId: string, key: string, ids: CreateIds): Promise<void> {
-    await this.db.query(`update idempotency_keys set lease_until = now(), ids = $3::jsonb where key_id = $1 and idempotency_key = $2 and state = 'pending'`, [keyId, key, JSON.stringify(ids)]);
+    await this.db.query(`update idempotency_keys set lease_until = now(), ids = $3::jsonb where key_id = $1 and idempotency_key = $2 and state = 'pending'`, [
+      keyId,
+      key,
+      JSON.stringify(ids),
+    ]);
   }
 }

@@ -115,13 +115,24 @@ export class KeyStore {
       const [inserted] = await tx.query<KeyRow>(
         `insert into api_keys (id, name, key_hash, key_hint, limited, balance, rate_limit_rpm, max_concurrent_tasks, max_text_in_flight)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning ${KEY_COLUMNS}`,
-        [id, name, hashKey(secret).toString('hex'), hint, quota !== undefined, quota ?? 0, limits.rateLimitRpm ?? null, limits.maxConcurrentTasks ?? null, limits.maxTextInFlight ?? null],
+        [
+          id,
+          name,
+          hashKey(secret).toString('hex'),
+          hint,
+          quota !== undefined,
+          quota ?? 0,
+          limits.rateLimitRpm ?? null,
+          limits.maxConcurrentTasks ?? null,
+          limits.maxTextInFlight ?? null,
+        ],
       );
       if (quota !== undefined) {
-        await tx.query(
-          "insert into ledger_entries (key_id, kind, amount, ref, reason) values ($1, 'grant', $2, $3, 'opening quota')",
-          [id, quota, `open:${id}`],
-        );
+        await tx.query("insert into ledger_entries (key_id, kind, amount, ref, reason) values ($1, 'grant', $2, $3, 'opening quota')", [
+          id,
+          quota,
+          `open:${id}`,
+        ]);
       }
       return inserted;
     });
@@ -149,9 +160,12 @@ export class KeyStore {
        where id = $1 and revoked_at is null returning ${KEY_COLUMNS}`,
       [
         id,
-        limits.rateLimitRpm !== undefined, limits.rateLimitRpm ?? null,
-        limits.maxConcurrentTasks !== undefined, limits.maxConcurrentTasks ?? null,
-        limits.maxTextInFlight !== undefined, limits.maxTextInFlight ?? null,
+        limits.rateLimitRpm !== undefined,
+        limits.rateLimitRpm ?? null,
+        limits.maxConcurrentTasks !== undefined,
+        limits.maxConcurrentTasks ?? null,
+        limits.maxTextInFlight !== undefined,
+        limits.maxTextInFlight ?? null,
       ],
     );
     this.forget(id);
@@ -171,10 +185,7 @@ export class KeyStore {
 
   /** True when a live key was revoked by this call. */
   async revoke(id: string): Promise<boolean> {
-    const rows = await this.db.query<{ id: string }>(
-      'update api_keys set revoked_at = now() where id = $1 and revoked_at is null returning id',
-      [id],
-    );
+    const rows = await this.db.query<{ id: string }>('update api_keys set revoked_at = now() where id = $1 and revoked_at is null returning id', [id]);
     this.forget(id);
     if (rows.length > 0) await this.db.query('select pg_notify($1, $2)', [REVOKED_CHANNEL, id]);
     return rows.length > 0;

@@ -22,7 +22,8 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
   {
     id: 2,
     name: 'text usage',
-    sql: [`
+    sql: [
+      `
       create table usage_records (
         id text primary key,
         request_id text not null,
@@ -184,9 +185,7 @@ const LOCK_ID = 727_001;
 export async function migrate(db: Db): Promise<number[]> {
   return db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [LOCK_ID]);
-    await tx.query(
-      'create table if not exists schema_migrations (id integer primary key, name text not null, applied_at timestamptz not null default now())',
-    );
+    await tx.query('create table if not exists schema_migrations (id integer primary key, name text not null, applied_at timestamptz not null default now())');
     const done = new Set((await tx.query<{ id: number }>('select id from schema_migrations')).map((r) => r.id));
     const applied: number[] = [];
     for (const m of MIGRATIONS) {

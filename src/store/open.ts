@@ -6,9 +6,7 @@ import { openPostgresDb } from './postgres-db';
 import { migrate } from './migrations';
 
 export async function openStore(config: Config): Promise<Db> {
-  const db = config.env.DATABASE_URL
-    ? await openPostgresDb(config.env.DATABASE_URL)
-    : await openEmbeddedDb(path.join(config.dataDir, 'db'));
+  const db = config.env.DATABASE_URL ? await openPostgresDb(config.env.DATABASE_URL) : await openEmbeddedDb(path.join(config.dataDir, 'db'));
   await migrate(db);
   return db;
 }

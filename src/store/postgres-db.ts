@@ -5,7 +5,10 @@ export async function openPostgresDb(url: string, maxConnections = 10): Promise<
   // Idle connections are kept for minutes, not pg's default 10 s: a burst of creates after a
   // quiet spell should not first pay for opening a connection (and a server backend) each.
   const pool = new pg.Pool({
-    connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000, idleTimeoutMillis: 300_000,
+    connectionString: url,
+    max: maxConnections,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 300_000,
     // Named statements (see Sql.query) still get a plan for their actual parameters: the generic
     // plan PostgreSQL otherwise switches to after five runs of the charge statement grew slower
     // with every run on one connection (0.4 -> 1.5 ms of server CPU over 6,000 charges). A SET

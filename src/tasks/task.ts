@@ -12,15 +12,10 @@ export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed'];
 
 /** A reference image: a URL the worker fetches (guarded), or bytes the API already stored. */
-export type ImageRef =
-  | { kind: 'url'; url: string }
-  | { kind: 'stored'; key: string; mimeType: string; bytes: number };
+export type ImageRef = { kind: 'url'; url: string } | { kind: 'stored'; key: string; mimeType: string; bytes: number };
 
 /** Where a character's clip comes from: a URL (fetched through the guard) or a finished task's stored video. */
-export type CharacterSource = (
-  | { kind: 'url'; url: string }
-  | { kind: 'task'; taskId: string; videoKey: string }
-) & {
+export type CharacterSource = ({ kind: 'url'; url: string } | { kind: 'task'; taskId: string; videoKey: string }) & {
   timestamps?: string;
   /** character_create.create_self_portrait: the character is the caller's own likeness. */
   selfPortrait?: boolean;

@@ -40,22 +40,32 @@ const START_DEADLINE_MS = 60_000;
 /** The `temporal server start-dev` arguments for these options. */
 export function devServerArgs(opts: Omit<DevServerOptions, 'cliPath' | 'logger' | 'signal'>): string[] {
   return [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(opts.port),
-    '--ui-port', String(opts.uiPort),
-    '--db-filename', dbFile(opts.dataDir),
-    '--sqlite-pragma', 'journal_mode=wal',
-    '--sqlite-pragma', 'synchronous=normal',
-    '--log-level', 'warn',
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(opts.port),
+    '--ui-port',
+    String(opts.uiPort),
+    '--db-filename',
+    dbFile(opts.dataDir),
+    '--sqlite-pragma',
+    'journal_mode=wal',
+    '--sqlite-pragma',
+    'synchronous=normal',
+    '--log-level',
+    'warn',
     '--ui-disable-news-fetch',
     // One partition per task queue. With the default four, a workflow task retried after a
     // timeout lands in a partition's backlog and waits until one of the worker's few
     // non-sticky pollers happens to poll that partition: measured 130-200 s for the one task
     // in a thousand whose workflow task timed out under load. One embedded worker gains
     // nothing from partitions.
-    '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
-    '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueWritePartitions=1',
     ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', `${sa.name}=Keyword`]),
     ...(opts.namespace !== 'default' ? ['--namespace', opts.namespace] : []),
     ...(opts.headless ? ['--headless'] : []),

@@ -14,7 +14,10 @@ export async function ensureRetention(connection: Connection, namespace: string,
   const current = Number(described.config?.workflowExecutionRetentionTtl?.seconds ?? 0);
   if (current >= wanted) return;
   if (!mayUpdate) {
-    logger.warn({ namespace, retentionDays: current / 86_400, wantedDays: days }, 'namespace retention is shorter than TASK_RETENTION_DAYS: finished tasks become unreadable sooner');
+    logger.warn(
+      { namespace, retentionDays: current / 86_400, wantedDays: days },
+      'namespace retention is shorter than TASK_RETENTION_DAYS: finished tasks become unreadable sooner',
+    );
     return;
   }
   await connection.withDeadline(Date.now() + 5000, () =>

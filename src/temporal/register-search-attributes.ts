@@ -8,9 +8,7 @@ import { SEARCH_ATTRIBUTES } from './search-attributes';
  * attributes at start-up, so a deployment needs no manual `temporal operator` step.
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string, logger: Logger): Promise<void> {
-  const existing = await connection.withDeadline(Date.now() + 5000, () =>
-    connection.operatorService.listSearchAttributes({ namespace }),
-  );
+  const existing = await connection.withDeadline(Date.now() + 5000, () => connection.operatorService.listSearchAttributes({ namespace }));
   const known = new Set([...Object.keys(existing.customAttributes ?? {}), ...Object.keys(existing.systemAttributes ?? {})]);
   const missing = SEARCH_ATTRIBUTES.filter((sa) => !known.has(sa.name));
   if (missing.length === 0) return;

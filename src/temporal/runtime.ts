@@ -9,7 +9,11 @@ export function installTemporalRuntime(logger: Logger, handleSignals: boolean): 
   installed = true;
   const sdkLog = logger.child({ component: 'temporal-sdk' });
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
-    TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error',
+    TRACE: 'trace',
+    DEBUG: 'debug',
+    INFO: 'info',
+    WARN: 'warn',
+    ERROR: 'error',
   };
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) => sdkLog[levels[entry.level]](entry.meta ?? {}, entry.message)),

@@ -130,7 +130,9 @@ export class WorkerSupervisor<W extends SupervisableWorker> {
       if (this.stopping) return false;
       const decision = this.budget.next();
       if (!decision.restart) {
-        this.giveUp(new Error(`${reason.message}; the worker was replaced ${decision.restartsInWindow} times within ${Math.round(this.opts.policy.windowMs / 1000)} s`));
+        this.giveUp(
+          new Error(`${reason.message}; the worker was replaced ${decision.restartsInWindow} times within ${Math.round(this.opts.policy.windowMs / 1000)} s`),
+        );
         return false;
       }
       await new Promise((r) => setTimeout(r, decision.delayMs));
@@ -162,7 +164,10 @@ export class WorkerSupervisor<W extends SupervisableWorker> {
       }
     }
     const settled = await Promise.race([
-      old.run.then(() => true, () => true),
+      old.run.then(
+        () => true,
+        () => true,
+      ),
       new Promise<false>((r) => setTimeout(() => r(false), RETIRE_MS).unref()),
     ]);
     if (!settled) this.opts.logger.warn('the replaced worker did not shut down in time; left behind');

@@ -70,10 +70,16 @@ export function upstreamActivities(plan: ChannelPlan) {
     // Stubs are proxies with no own keys, so each is picked by name rather than spread.
     // The upstream steps heartbeat (activities/video-activities.ts): a worker that dies
     // mid-step is noticed after STEP_HEARTBEAT_TIMEOUT, not after the whole start-to-close.
-    ...pick(proxyActivities<VideoActivities>({ startToCloseTimeout: '90s', heartbeatTimeout: STEP_HEARTBEAT_TIMEOUT, retry: { ...retry, maximumAttempts: 4 } }), 'enhancePrompt'),
+    ...pick(
+      proxyActivities<VideoActivities>({ startToCloseTimeout: '90s', heartbeatTimeout: STEP_HEARTBEAT_TIMEOUT, retry: { ...retry, maximumAttempts: 4 } }),
+      'enhancePrompt',
+    ),
     ...pick(
       proxyActivities<VideoActivities>({ startToCloseTimeout: '3m', heartbeatTimeout: STEP_HEARTBEAT_TIMEOUT, scheduleToCloseTimeout: '1h', retry }),
-      'submitVideo', 'submitRemix', 'createCharacter', 'storeProfilePicture',
+      'submitVideo',
+      'submitRemix',
+      'createCharacter',
+      'storeProfilePicture',
     ),
     // Polls are short GETs: as local activities they run inside the workflow task, which
     // halves the server round trips of every poll iteration (the dominant load with many
@@ -187,12 +193,17 @@ function taskErrorOf(err: unknown): TaskError | null {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
     const code =
-      cause.type === FAILURE_TYPES.upstreamRejected ? 'upstream_rejected'
-      : cause.type === FAILURE_TYPES.inputRejected ? 'invalid_input'
-      : cause.type === FAILURE_TYPES.noChannel ? 'no_channel'
-      : cause.type === FAILURE_TYPES.chargeNotLive ? 'charge_refunded'
-      : cause.type === 'TaskTimeout' ? 'timeout'
-      : 'upstream_unavailable';
+      cause.type === FAILURE_TYPES.upstreamRejected
+        ? 'upstream_rejected'
+        : cause.type === FAILURE_TYPES.inputRejected
+          ? 'invalid_input'
+          : cause.type === FAILURE_TYPES.noChannel
+            ? 'no_channel'
+            : cause.type === FAILURE_TYPES.chargeNotLive
+              ? 'charge_refunded'
+              : cause.type === 'TaskTimeout'
+                ? 'timeout'
+                : 'upstream_unavailable';
     return { code, message: cause.message };
   }
   if (err instanceof ActivityFailure) {

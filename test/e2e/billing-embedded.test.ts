@@ -29,7 +29,10 @@ async function startMain(): Promise<void> {
 }
 
 async function issue(limits: Record<string, number>): Promise<{ id: string; key: string }> {
-  const res = await call<{ id: string; key: string }>(`${base}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, json: { name: 'embedded', ...limits } });
+  const res = await call<{ id: string; key: string }>(`${base}/admin/keys`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    json: { name: 'embedded', ...limits },
+  });
   expect(res.status).toBe(201);
   return res.body;
 }
@@ -59,7 +62,11 @@ afterAll(async () => {
 
 test('50 concurrent creates on a quota for 5: exactly 5 accepted, 45 get 402, balance exactly 0', async () => {
   const { id, key } = await issue({ quota: 5 * FAST });
-  const results = await Promise.all(Array.from({ length: 50 }, (_, i) => call<{ id: string }>(`${base}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: `embedded race ${i} [sim:ms=300]` } })));
+  const results = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      call<{ id: string }>(`${base}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: `embedded race ${i} [sim:ms=300]` } }),
+    ),
+  );
   expect(results.filter((r) => r.status === 200)).toHaveLength(5);
   expect(results.filter((r) => r.status === 402)).toHaveLength(45);
   expect(await balanceOf(base, id)).toBe(0);
@@ -84,7 +91,9 @@ test('402 and 429 through the Anthropic SDK (in-process rate limit)', async () =
   const limited = await issue({ rate_limit_rpm: 1 });
   const limitedClient = new Anthropic({ apiKey: limited.key, baseURL: base, maxRetries: 0 });
   await limitedClient.messages.create({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
-  await expect(limitedClient.messages.create({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(RateLimitError);
+  await expect(limitedClient.messages.create({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(
+    RateLimitError,
+  );
 });
 
 test('a restart mid-task: the task completes after it, charged exactly once', async () => {

@@ -43,7 +43,12 @@ describe('quota and ledger', () => {
   test('50 concurrent creates on a quota for 5 tasks: exactly 5 accepted, 45 get 402, balance exactly 0', async () => {
     const { id, key } = await gw.issueKeyWithId('five', { quota: 5 * FAST });
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => call<{ id?: string; error?: { code: string; type: string } }>(`${gw.url}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: `race ${i} [sim:ms=300]` } })),
+      Array.from({ length: 50 }, (_, i) =>
+        call<{ id?: string; error?: { code: string; type: string } }>(`${gw.url}/v1/video/create`, {
+          key,
+          json: { model: 'vidgen3-fast', prompt: `race ${i} [sim:ms=300]` },
+        }),
+      ),
     );
     const accepted = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status === 402);
@@ -54,7 +59,12 @@ describe('quota and ledger', () => {
     // Nothing was started for a refused request: only the 5 accepted tasks exist.
     for (const r of accepted) expect((await waitForTerminal(gw.url, key, r.body.id!)).final.status).toBe('completed');
     const ledger = await ledgerOf(gw.url, id);
-    expect(ledger.filter((e) => e.kind === 'charge').map((e) => e.ref).sort()).toEqual(accepted.map((r) => r.body.id).sort());
+    expect(
+      ledger
+        .filter((e) => e.kind === 'charge')
+        .map((e) => e.ref)
+        .sort(),
+    ).toEqual(accepted.map((r) => r.body.id).sort());
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
     expect(await balanceOf(gw.url, id)).toBe(0);
     const own = await call<{ balance: number; spent: number; tasks_in_flight: number }>(`${gw.url}/v1/billing`, { key });
@@ -104,7 +114,15 @@ describe('quota and ledger', () => {
     await waitForTerminal(gw.url, key, source.id);
     const create = async () => {
       const form = new FormData();
-      const fields = { model: 'motion-2', prompt: 'me again [sim:ms=300]', seconds: '4', size: '480x480', character_from_task: source.id, character_timestamps: '0,2', character_create: '{"save_to_library":true}' };
+      const fields = {
+        model: 'motion-2',
+        prompt: 'me again [sim:ms=300]',
+        seconds: '4',
+        size: '480x480',
+        character_from_task: source.id,
+        character_timestamps: '0,2',
+        character_create: '{"save_to_library":true}',
+      };
       for (const [k, v] of Object.entries(fields)) form.set(k, v);
       const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
       return { status: res.status, body: (await res.json()) as { id?: string; character?: { id: string }; error?: { code: string } } };
@@ -140,7 +158,11 @@ describe('quota and ledger', () => {
 
   test('admin quota: add and remove credits, idempotent by Idempotency-Key, never below zero', async () => {
     const { id } = await gw.issueKeyWithId('topup', { quota: 100 });
-    const add = (delta: number, headers: Record<string, string> = {}) => call<{ balance: number; error?: { code: string } }>(`${gw.url}/admin/keys/${id}/quota`, { headers: { ...admin, ...headers }, json: { delta, reason: 'test' } });
+    const add = (delta: number, headers: Record<string, string> = {}) =>
+      call<{ balance: number; error?: { code: string } }>(`${gw.url}/admin/keys/${id}/quota`, {
+        headers: { ...admin, ...headers },
+        json: { delta, reason: 'test' },
+      });
     expect((await add(50, { 'idempotency-key': 'invoice-1' })).body.balance).toBe(150);
     expect((await add(50, { 'idempotency-key': 'invoice-1' })).body.balance).toBe(150);
     expect((await add(-150)).body.balance).toBe(0);
@@ -150,11 +172,17 @@ describe('quota and ledger', () => {
     expect((await call(`${gw.url}/admin/keys/${id}/quota`, { headers: admin, json: { delta: 0 } })).status).toBe(400);
     expect((await call(`${gw.url}/admin/keys/key_nope/quota`, { headers: admin, json: { delta: 5 } })).status).toBe(404);
     const unlimited = await gw.issueKeyWithId('free');
-    expect((await call<{ error: { code: string } }>(`${gw.url}/admin/keys/${unlimited.id}/quota`, { headers: admin, json: { delta: 5 } })).body.error.code).toBe('key_unlimited');
+    expect(
+      (await call<{ error: { code: string } }>(`${gw.url}/admin/keys/${unlimited.id}/quota`, { headers: admin, json: { delta: 5 } })).body.error.code,
+    ).toBe('key_unlimited');
     const ledger = await ledgerOf(gw.url, id);
     expect(ledger.map((e) => `${e.kind}:${e.amount}`)).toEqual(['grant:-150', 'grant:50', 'grant:100']);
     // Limits change after issue; null removes one.
-    const patched = await call<{ rate_limit_rpm: number | null; max_concurrent_tasks: number | null }>(`${gw.url}/admin/keys/${id}`, { method: 'PATCH', headers: admin, json: { rate_limit_rpm: 30, max_concurrent_tasks: null } });
+    const patched = await call<{ rate_limit_rpm: number | null; max_concurrent_tasks: number | null }>(`${gw.url}/admin/keys/${id}`, {
+      method: 'PATCH',
+      headers: admin,
+      json: { rate_limit_rpm: 30, max_concurrent_tasks: null },
+    });
     expect(patched.body).toMatchObject({ rate_limit_rpm: 30, max_concurrent_tasks: null });
     expect((await call<{ rate_limit_rpm: number }>(`${gw.url}/admin/keys/${id}`, { headers: admin })).body.rate_limit_rpm).toBe(30);
   });
@@ -162,7 +190,9 @@ describe('quota and ledger', () => {
   test('402 through the official SDKs: PaymentRequiredError on messages, a 402 APIError on chat and videos', async () => {
     const { key } = await gw.issueKeyWithId('broke', { quota: 0 });
     const anthropic = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
-    const err = await anthropic.messages.create({ model: 'cm-haiku-4.5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    const err = await anthropic.messages
+      .create({ model: 'cm-haiku-4.5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PaymentRequiredError);
     expect((err as PaymentRequiredError).error).toMatchObject({ type: 'error', error: { type: 'billing_error' } });
     const openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
@@ -183,23 +213,54 @@ describe('quota and ledger', () => {
     const raw = await fetch(`${gw.url}/v1/messages`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'cm-haiku-4.5', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'leave early please do [sim:delay=300]' }] }),
+      body: JSON.stringify({
+        model: 'cm-haiku-4.5',
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content: 'leave early please do [sim:delay=300]' }],
+      }),
     });
     const reader = raw.body!.getReader();
     let text = '';
     while (!text.includes('content_block_delta')) text += new TextDecoder().decode((await reader.read()).value);
     await reader.cancel();
     await sleep(1500);
-    const usage = await call<{ recent: { model: string; outcome: string; input_tokens: number; output_tokens: number; cache_creation_tokens: number; cache_read_tokens: number; id: string }[] }>(`${gw.url}/admin/keys/${id}/usage`, { headers: admin });
+    const usage = await call<{
+      recent: {
+        model: string;
+        outcome: string;
+        input_tokens: number;
+        output_tokens: number;
+        cache_creation_tokens: number;
+        cache_read_tokens: number;
+        id: string;
+      }[];
+    }>(`${gw.url}/admin/keys/${id}/usage`, { headers: admin });
     const records = usage.body.recent;
     expect(records.map((r) => r.outcome).sort()).toEqual(['aborted', 'completed', 'completed']);
     const ledger = await ledgerOf(gw.url, id);
     for (const r of records) {
-      const price = textUsagePrice(DEFAULT_PRICES, r.model, { inputTokens: r.input_tokens, outputTokens: r.output_tokens, cacheCreationTokens: r.cache_creation_tokens, cacheReadTokens: r.cache_read_tokens });
+      const price = textUsagePrice(DEFAULT_PRICES, r.model, {
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
+        cacheCreationTokens: r.cache_creation_tokens,
+        cacheReadTokens: r.cache_read_tokens,
+      });
       expect(ledger.find((e) => e.ref === r.id)?.amount).toBe(-price);
     }
-    const expected = textUsagePrice(DEFAULT_PRICES, 'cm-sonnet-4.5', { inputTokens: whole.usage.input_tokens, outputTokens: whole.usage.output_tokens, cacheCreationTokens: 0, cacheReadTokens: 0 })
-      + textUsagePrice(DEFAULT_PRICES, 'cm-haiku-4.5', { inputTokens: streamed.usage.input_tokens, outputTokens: streamed.usage.output_tokens, cacheCreationTokens: 0, cacheReadTokens: 0 });
+    const expected =
+      textUsagePrice(DEFAULT_PRICES, 'cm-sonnet-4.5', {
+        inputTokens: whole.usage.input_tokens,
+        outputTokens: whole.usage.output_tokens,
+        cacheCreationTokens: 0,
+        cacheReadTokens: 0,
+      }) +
+      textUsagePrice(DEFAULT_PRICES, 'cm-haiku-4.5', {
+        inputTokens: streamed.usage.input_tokens,
+        outputTokens: streamed.usage.output_tokens,
+        cacheCreationTokens: 0,
+        cacheReadTokens: 0,
+      });
     const aborted = records.find((r) => r.outcome === 'aborted')!;
     expect(aborted.output_tokens).toBeGreaterThan(0);
     const abortedPrice = -ledger.find((e) => e.ref === aborted.id)!.amount;
@@ -220,36 +281,57 @@ describe('rate limits', () => {
     await gw?.stop();
   }, 120_000);
 
-  test('429 with Retry-After on every endpoint family, through the SDKs\' RateLimitError where there is one', async () => {
+  test("429 with Retry-After on every endpoint family, through the SDKs' RateLimitError where there is one", async () => {
     // `remaining` is the x-ratelimit-remaining-requests header where the test reads raw HTTP.
     type Seen = { status: number; retryAfter: string | null; error: unknown; remaining?: string | null };
     const families: [string, (key: string) => Promise<Seen>][] = [
-      ['video', async (key) => {
-        const r = await call(`${gw.url}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: 'limited [sim:ms=200]' } });
-        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
-      }],
-      ['videos', async (key) => {
-        const r = await call(`${gw.url}/v1/videos/video_doesnotexist`, { key });
-        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
-      }],
-      ['characters', async (key) => {
-        const r = await call(`${gw.url}/motion/v1/characters/char_nobody`, { key });
-        return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
-      }],
-      ['chat', async (key) => {
-        const openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-        const e = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).then(() => null, (x: unknown) => x);
-        if (e === null) return { status: 200, retryAfter: null, error: null };
-        expect(e).toBeInstanceOf(OpenAiRateLimitError);
-        return { status: (e as OpenAiRateLimitError).status, retryAfter: (e as OpenAiRateLimitError).headers.get('retry-after'), error: e };
-      }],
-      ['messages', async (key) => {
-        const anthropic = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
-        const e = await anthropic.messages.create({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).then(() => null, (x: unknown) => x);
-        if (e === null) return { status: 200, retryAfter: null, error: null };
-        expect(e).toBeInstanceOf(AnthropicRateLimitError);
-        return { status: (e as AnthropicRateLimitError).status, retryAfter: (e as AnthropicRateLimitError).headers.get('retry-after'), error: e };
-      }],
+      [
+        'video',
+        async (key) => {
+          const r = await call(`${gw.url}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: 'limited [sim:ms=200]' } });
+          return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
+        },
+      ],
+      [
+        'videos',
+        async (key) => {
+          const r = await call(`${gw.url}/v1/videos/video_doesnotexist`, { key });
+          return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
+        },
+      ],
+      [
+        'characters',
+        async (key) => {
+          const r = await call(`${gw.url}/motion/v1/characters/char_nobody`, { key });
+          return { status: r.status, retryAfter: r.headers.get('retry-after'), error: r.body, remaining: r.headers.get('x-ratelimit-remaining-requests') };
+        },
+      ],
+      [
+        'chat',
+        async (key) => {
+          const openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+          const e = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).then(
+            () => null,
+            (x: unknown) => x,
+          );
+          if (e === null) return { status: 200, retryAfter: null, error: null };
+          expect(e).toBeInstanceOf(OpenAiRateLimitError);
+          return { status: (e as OpenAiRateLimitError).status, retryAfter: (e as OpenAiRateLimitError).headers.get('retry-after'), error: e };
+        },
+      ],
+      [
+        'messages',
+        async (key) => {
+          const anthropic = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
+          const e = await anthropic.messages.create({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).then(
+            () => null,
+            (x: unknown) => x,
+          );
+          if (e === null) return { status: 200, retryAfter: null, error: null };
+          expect(e).toBeInstanceOf(AnthropicRateLimitError);
+          return { status: (e as AnthropicRateLimitError).status, retryAfter: (e as AnthropicRateLimitError).headers.get('retry-after'), error: e };
+        },
+      ],
     ];
     for (const [family, request] of families) {
       const key = await gw.issueKey(`rpm-${family}`, { rate_limit_rpm: 2 });
@@ -260,7 +342,8 @@ describe('rate limits', () => {
       expect({ family, status: third.status }).toEqual({ family, status: 429 });
       expect(Number(third.retryAfter)).toBeGreaterThanOrEqual(1);
       // Answers let a client pace itself: what is left of the minute, whatever the status.
-      if (first.remaining !== undefined) expect({ family, remaining: [first.remaining, second.remaining, third.remaining] }).toEqual({ family, remaining: ['1', '0', '0'] });
+      if (first.remaining !== undefined)
+        expect({ family, remaining: [first.remaining, second.remaining, third.remaining] }).toEqual({ family, remaining: ['1', '0', '0'] });
     }
   });
 

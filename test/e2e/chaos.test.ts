@@ -19,19 +19,29 @@ afterAll(() => children.cleanup(), 120_000);
 test.each([
   ['scale-out', scaleOutStack, 11],
   ['embedded', embeddedStack, 12],
-] as const)('chaos on the %s stack: nothing lost, nothing charged twice, the audit clean', async (mode, stackOf, seed) => {
-  const dir = path.join(TEST_DATA, `chaos-${mode}`);
-  fs.mkdirSync(dir, { recursive: true });
-  const stack = await stackOf(dir, e2eEnv().simulatorUrl, children);
-  try {
-    const report = await runChaos(stack, {
-      seconds: 30, seed, killEvery: [5, 9], createsPerSecond: 2, textClients: 2, settleSeconds: 90, log: () => undefined,
-    });
-    console.log(formatReport(report));
-    expect(report.kills.length).toBeGreaterThanOrEqual(3);
-    expect(report.tasks.accepted).toBeGreaterThan(20);
-    expect(chaosProblems(report)).toEqual([]);
-  } finally {
-    await stack.stop();
-  }
-}, 300_000);
+] as const)(
+  'chaos on the %s stack: nothing lost, nothing charged twice, the audit clean',
+  async (mode, stackOf, seed) => {
+    const dir = path.join(TEST_DATA, `chaos-${mode}`);
+    fs.mkdirSync(dir, { recursive: true });
+    const stack = await stackOf(dir, e2eEnv().simulatorUrl, children);
+    try {
+      const report = await runChaos(stack, {
+        seconds: 30,
+        seed,
+        killEvery: [5, 9],
+        createsPerSecond: 2,
+        textClients: 2,
+        settleSeconds: 90,
+        log: () => undefined,
+      });
+      console.log(formatReport(report));
+      expect(report.kills.length).toBeGreaterThanOrEqual(3);
+      expect(report.tasks.accepted).toBeGreaterThan(20);
+      expect(chaosProblems(report)).toEqual([]);
+    } finally {
+      await stack.stop();
+    }
+  },
+  300_000,
+);

@@ -42,7 +42,8 @@ afterAll(async () => {
   await temporal?.connection.close();
 }, 120_000);
 
-const createCharacter = (json: unknown, k = key) => call<CharacterView & { error?: { code: string; param: string } }>(`${gw.url}/motion/v1/characters`, { key: k, json });
+const createCharacter = (json: unknown, k = key) =>
+  call<CharacterView & { error?: { code: string; param: string } }>(`${gw.url}/motion/v1/characters`, { key: k, json });
 
 async function upstreamCharacterId(characterId: string): Promise<string> {
   return ((await temporal.workflow.getHandle(characterId).result()) as { upstreamId: string }).upstreamId;
@@ -63,7 +64,11 @@ test('a character from a finished task, used as @username in a later prompt', as
   expect(made.body.username).toMatch(/^[a-z0-9]{10}$/);
   const picture = await fetch(made.body.profile_picture_url);
   expect(picture.headers.get('content-type')).toBe('image/png');
-  expect(Buffer.from(await picture.arrayBuffer()).subarray(1, 4).toString('ascii')).toBe('PNG');
+  expect(
+    Buffer.from(await picture.arrayBuffer())
+      .subarray(1, 4)
+      .toString('ascii'),
+  ).toBe('PNG');
   const permalink = await call<CharacterView>(made.body.permalink, { key });
   expect(permalink.status).toBe(200);
   expect(permalink.body.username).toBe(made.body.username);
@@ -88,7 +93,8 @@ test('a character from a clip URL; it belongs to the key that made it', async ()
 
   // Through the multipart family too.
   const form = new FormData();
-  for (const [k, v] of Object.entries({ model: 'motion-2-pro', prompt: `@${made.body.username} on a beach [sim:ms=200]`, seconds: '10', size: '1280x720' })) form.set(k, v);
+  for (const [k, v] of Object.entries({ model: 'motion-2-pro', prompt: `@${made.body.username} on a beach [sim:ms=200]`, seconds: '10', size: '1280x720' }))
+    form.set(k, v);
   const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
   expect(res.status).toBe(200);
   const { id } = (await res.json()) as { id: string };
@@ -100,7 +106,15 @@ test('character_from_task on /v1/videos makes a character inside the task and ca
   const source = await createTask(gw.url, key, { model: 'motion-2', prompt: 'a robot bows [sim:ms=200]', images: [] });
   await waitForTerminal(gw.url, key, source.id);
   const form = new FormData();
-  for (const [k, v] of Object.entries({ model: 'motion-2', prompt: 'the robot again [sim:ms=200]', seconds: '4', size: '480x480', character_from_task: source.id, character_timestamps: '0,1' })) form.set(k, v);
+  for (const [k, v] of Object.entries({
+    model: 'motion-2',
+    prompt: 'the robot again [sim:ms=200]',
+    seconds: '4',
+    size: '480x480',
+    character_from_task: source.id,
+    character_timestamps: '0,1',
+  }))
+    form.set(k, v);
   const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
   expect(res.status).toBe(200);
   const { id } = (await res.json()) as { id: string };
@@ -116,7 +130,9 @@ test('bad input: unknown @username, both or neither source, bad span, unknown or
   expect(unknown.status).toBe(400);
   expect(unknown.body.error).toMatchObject({ code: 'unknown_character', param: 'prompt' });
   // An e-mail address is no mention.
-  expect((await call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt: 'mail me at a@b.com [sim:ms=100]', images: [] } })).status).toBe(200);
+  expect((await call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt: 'mail me at a@b.com [sim:ms=100]', images: [] } })).status).toBe(
+    200,
+  );
 
   expect((await createCharacter({ url: `${clipBase}/clip.mp4`, from_task: 'motion-2:1795335070122-abcdefghij' })).status).toBe(400);
   expect((await createCharacter({})).status).toBe(400);
@@ -136,7 +152,16 @@ test('bad input: unknown @username, both or neither source, bad span, unknown or
 test('character_create: save_to_library makes a reusable character (named in the answer); create_self_portrait reaches the provider', async () => {
   const form = new FormData();
   const options = JSON.stringify({ save_to_library: true, create_self_portrait: true });
-  for (const [k, v] of Object.entries({ model: 'motion-2', prompt: 'me, surfing [sim:ms=200]', seconds: '4', size: '480x480', character_url: `${clipBase}/clip.mp4`, character_timestamps: '0,1', character_create: options })) form.set(k, v);
+  for (const [k, v] of Object.entries({
+    model: 'motion-2',
+    prompt: 'me, surfing [sim:ms=200]',
+    seconds: '4',
+    size: '480x480',
+    character_url: `${clipBase}/clip.mp4`,
+    character_timestamps: '0,1',
+    character_create: options,
+  }))
+    form.set(k, v);
   const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { id: string; character: { id: string; username: string } };

@@ -105,11 +105,17 @@ describe('answers', () => {
 describe('usage', () => {
   test('stream_options.include_usage: a last chunk with choices [] and the usage', async () => {
     const prompt = 'count my tokens please';
-    const chunks = await collect(await openai.chat.completions.create({ model: MINI, stream: true, stream_options: { include_usage: true }, messages: user(prompt) }));
+    const chunks = await collect(
+      await openai.chat.completions.create({ model: MINI, stream: true, stream_options: { include_usage: true }, messages: user(prompt) }),
+    );
     const last = chunks[chunks.length - 1]!;
     expect(last.choices).toEqual([]);
     const completionTokens = simTokens(`Echo: ${prompt}`.length);
-    expect(last.usage).toEqual({ prompt_tokens: simTokens(prompt.length), completion_tokens: completionTokens, total_tokens: simTokens(prompt.length) + completionTokens });
+    expect(last.usage).toEqual({
+      prompt_tokens: simTokens(prompt.length),
+      completion_tokens: completionTokens,
+      total_tokens: simTokens(prompt.length) + completionTokens,
+    });
     expect(chunks.slice(0, -1).every((c) => c.usage === null && c.choices.length === 1)).toBe(true);
     expect(chunks[chunks.length - 2]!.choices[0]!.finish_reason).toBe('stop');
   });
@@ -121,25 +127,48 @@ describe('usage', () => {
     const client = new OpenAI({ apiKey: ownKey, baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const silentPrompt = 'streamed without a usage chunk';
     const silentId = `req-silent-${nonce()}`;
-    const silent = await collect(await client.chat.completions.create({ model: MINI, stream: true, messages: user(silentPrompt) }, { headers: { 'x-request-id': silentId } }));
+    const silent = await collect(
+      await client.chat.completions.create({ model: MINI, stream: true, messages: user(silentPrompt) }, { headers: { 'x-request-id': silentId } }),
+    );
     expect(silent.some((c) => c.usage)).toBe(false);
     const plain = await client.chat.completions.create({ model: 'gpt-4.1', messages: user('not streamed at all') });
 
     const row = await usageRowFor(gw.url, keyId, silentId);
     expect(row).toMatchObject({
-      model: MINI, channel: 'sim-openai-chat', endpoint: 'chat', streamed: true, outcome: 'completed',
-      input_tokens: simTokens(silentPrompt.length), output_tokens: simTokens(`Echo: ${silentPrompt}`.length),
+      model: MINI,
+      channel: 'sim-openai-chat',
+      endpoint: 'chat',
+      streamed: true,
+      outcome: 'completed',
+      input_tokens: simTokens(silentPrompt.length),
+      output_tokens: simTokens(`Echo: ${silentPrompt}`.length),
     });
     const usage = await usageOf(gw.url, keyId);
     expect(usage.totals).toEqual([
-      { model: 'gpt-4.1', requests: 1, input_tokens: plain.usage!.prompt_tokens, output_tokens: plain.usage!.completion_tokens, cache_creation_tokens: 0, cache_read_tokens: 0 },
+      {
+        model: 'gpt-4.1',
+        requests: 1,
+        input_tokens: plain.usage!.prompt_tokens,
+        output_tokens: plain.usage!.completion_tokens,
+        cache_creation_tokens: 0,
+        cache_read_tokens: 0,
+      },
       { model: MINI, requests: 1, input_tokens: row.input_tokens, output_tokens: row.output_tokens, cache_creation_tokens: 0, cache_read_tokens: 0 },
     ]);
   });
 });
 
 describe('tools', () => {
-  const tools = [{ type: 'function' as const, function: { name: 'lookup_order', description: 'Find an order', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } } }];
+  const tools = [
+    {
+      type: 'function' as const,
+      function: {
+        name: 'lookup_order',
+        description: 'Find an order',
+        parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      },
+    },
+  ];
 
   test('[sim:tool] answers tool_calls, non-streamed and streamed', async () => {
     const completion = await openai.chat.completions.create({ model: MINI, tools, messages: user('Where is order 42? [sim:tool]') });
@@ -182,7 +211,10 @@ describe('errors', () => {
   };
 
   test('401 AuthenticationError: wrong key, foreign key', async () => {
-    for (const [bad, says] of [['sk-wrong-key', /Incorrect API key/], [`sk-proj-${'z'.repeat(40)}`, /another provider/]] as const) {
+    for (const [bad, says] of [
+      ['sk-wrong-key', /Incorrect API key/],
+      [`sk-proj-${'z'.repeat(40)}`, /another provider/],
+    ] as const) {
       const client = new OpenAI({ apiKey: bad, baseURL: `${gw.url}/v1`, maxRetries: 0 });
       const err = await client.chat.completions.create({ model: MINI, messages: user('x') }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(OpenAI.AuthenticationError);

@@ -85,7 +85,13 @@ test('a client that disconnects halfway ends its stream; the task completes anyw
 });
 
 test('stream: false answers once the task ends, with the same lines in one message', async () => {
-  const completion = await openai.chat.completions.create({ model: 'motion-2', messages: [{ role: 'system', content: 'ignored' }, { role: 'user', content: 'in one go [sim:ms=400]' }] });
+  const completion = await openai.chat.completions.create({
+    model: 'motion-2',
+    messages: [
+      { role: 'system', content: 'ignored' },
+      { role: 'user', content: 'in one go [sim:ms=400]' },
+    ],
+  });
   expect(completion.object).toBe('chat.completion');
   const content = completion.choices[0]!.message.content!;
   expect(content).toMatch(/^task_id: motion-2:\S+\n(progress: \d+%\n)+video_url: \S+\n$/);

@@ -82,11 +82,19 @@ test('a simulator killed with SIGKILL and started again answers for its jobs and
   const first = start('dist/simulator/main.js', env, 'crash-simulator-1');
   await waitFor('simulator', async () => (await fetch(`${url}/_sim/health`).catch(() => null))?.ok, 20_000);
 
-  const video = (await (await fetch(`${url}/v1/videos`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'crash [sim:ms=3000]', seconds: '8' }) })).json()) as { id: string };
-  const failing = (await (await fetch(`${url}/v1/videos`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'crash [sim:fail][sim:ms=2000]' }) })).json()) as { id: string };
-  const op = (await (await fetch(`${url}/v1beta/models/veo-3.0-generate-001:predictLongRunning`, {
-    method: 'POST', headers: { 'x-goog-api-key': 'sim-key', 'content-type': 'application/json' }, body: JSON.stringify({ instances: [{ prompt: 'crash [sim:ms=3000]' }] }),
-  })).json()) as { name: string };
+  const video = (await (
+    await fetch(`${url}/v1/videos`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'crash [sim:ms=3000]', seconds: '8' }) })
+  ).json()) as { id: string };
+  const failing = (await (
+    await fetch(`${url}/v1/videos`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'crash [sim:fail][sim:ms=2000]' }) })
+  ).json()) as { id: string };
+  const op = (await (
+    await fetch(`${url}/v1beta/models/veo-3.0-generate-001:predictLongRunning`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': 'sim-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ instances: [{ prompt: 'crash [sim:ms=3000]' }] }),
+    })
+  ).json()) as { name: string };
   const form = new FormData();
   form.append('name', 'crash-hero');
   form.append('video', new Blob([new Uint8Array(SAMPLE_MP4)], { type: 'video/mp4' }), 'clip.mp4');
@@ -98,22 +106,39 @@ test('a simulator killed with SIGKILL and started again answers for its jobs and
   start('dist/simulator/main.js', env, 'crash-simulator-2');
   await waitFor('simulator again', async () => (await fetch(`${url}/_sim/health`).catch(() => null))?.ok, 20_000);
 
-  const done = await waitFor('video completed', async () => {
-    const v = (await (await fetch(`${url}/v1/videos/${video.id}`, { headers: AUTH })).json()) as { status: string; seconds: string };
-    return v.status === 'completed' ? v : null;
-  }, 20_000, 200);
+  const done = await waitFor(
+    'video completed',
+    async () => {
+      const v = (await (await fetch(`${url}/v1/videos/${video.id}`, { headers: AUTH })).json()) as { status: string; seconds: string };
+      return v.status === 'completed' ? v : null;
+    },
+    20_000,
+    200,
+  );
   expect(done.seconds).toBe('8');
   expect((await fetch(`${url}/v1/videos/${video.id}/content`, { headers: AUTH })).status).toBe(200);
   const failed = (await (await fetch(`${url}/v1/videos/${failing.id}`, { headers: AUTH })).json()) as { status: string };
   expect(failed.status).toBe('failed');
-  const operation = await waitFor('operation done', async () => {
-    const o = (await (await fetch(`${url}/v1beta/${op.name}`, { headers: { 'x-goog-api-key': 'sim-key' } })).json()) as { done?: boolean; response?: unknown };
-    return o.done ? o : null;
-  }, 20_000, 200);
+  const operation = await waitFor(
+    'operation done',
+    async () => {
+      const o = (await (await fetch(`${url}/v1beta/${op.name}`, { headers: { 'x-goog-api-key': 'sim-key' } })).json()) as {
+        done?: boolean;
+        response?: unknown;
+      };
+      return o.done ? o : null;
+    },
+    20_000,
+    200,
+  );
   expect(operation.response).toBeDefined();
   const remix = await fetch(`${url}/v1/videos/${video.id}/remix`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'again' }) });
   expect(remix.status).toBe(200);
-  const cast = await fetch(`${url}/v1/videos`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'with the hero', characters: [character.id] }) });
+  const cast = await fetch(`${url}/v1/videos`, {
+    method: 'POST',
+    headers: JSON_AUTH,
+    body: JSON.stringify({ prompt: 'with the hero', characters: [character.id] }),
+  });
   expect(cast.status).toBe(200);
 }, 90_000);
 

@@ -96,7 +96,10 @@ test('a stream that lasts longer than the request deadline is not cut', async ()
 }, 30_000);
 
 test('a slow upstream answer (headers after the request deadline) is not cut either', async () => {
-  const res = await call(`${gw.url}/v1/chat/completions`, { key, json: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `hello [sim:slow=${REQUEST_TIMEOUT_MS + 1500}]` }] } });
+  const res = await call(`${gw.url}/v1/chat/completions`, {
+    key,
+    json: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `hello [sim:slow=${REQUEST_TIMEOUT_MS + 1500}]` }] },
+  });
   expect(res.status).toBe(200);
 }, 30_000);
 
@@ -180,7 +183,14 @@ test('connections over HTTP_MAX_CONNECTIONS are refused at accept; the open ones
 }, 60_000);
 
 test('a request line and headers over HTTP_MAX_HEADER_BYTES get 431', async () => {
-  const res = await rawRequest(port, buildRequest('GET', '/v1/models', [['Host', 'x'], ['X-Big', 'a'.repeat(20_000)], ['Connection', 'close']]));
+  const res = await rawRequest(
+    port,
+    buildRequest('GET', '/v1/models', [
+      ['Host', 'x'],
+      ['X-Big', 'a'.repeat(20_000)],
+      ['Connection', 'close'],
+    ]),
+  );
   expect(res.status).toBe(431);
 });
 

@@ -109,8 +109,11 @@ describe('JSON nesting', () => {
     expect(expectOpenAi(res, 400, 'json_too_deep').message).toContain('64 levels');
   });
 
-  test.each([false, true])('the same on /v1/messages, in Anthropic\'s shape (stream: %s)', async (stream) => {
-    const res = await call(`${gw.url}/v1/messages`, { body: messagesText(`,"stream":${stream},"x":${nested(150_000)}`), headers: { ...json, 'x-api-key': key } });
+  test.each([false, true])("the same on /v1/messages, in Anthropic's shape (stream: %s)", async (stream) => {
+    const res = await call(`${gw.url}/v1/messages`, {
+      body: messagesText(`,"stream":${stream},"x":${nested(150_000)}`),
+      headers: { ...json, 'x-api-key': key },
+    });
     expect(expectAnthropic(res, 400, 'invalid_request_error').message).toContain('64 levels');
   });
 
@@ -128,13 +131,18 @@ describe('JSON nesting', () => {
   });
 
   test('a body that is not UTF-8 is a 400', async () => {
-    const body = Buffer.concat([Buffer.from('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}')]);
+    const body = Buffer.concat([
+      Buffer.from('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"'),
+      Buffer.from([0xc3, 0x28, 0xff]),
+      Buffer.from('"}]}'),
+    ]);
     expectOpenAi(await call(`${gw.url}/v1/chat/completions`, { key, body, headers: json }), 400, 'invalid_json');
   });
 
   test('the multipart metadata field of /v1/videos is bounded too', async () => {
     const form = new FormData();
-    for (const [name, value] of Object.entries({ model: 'motion-2', prompt: 'a fox', seconds: '10', size: '720x1280', metadata: `{"a":${nested(100)}}` })) form.append(name, value);
+    for (const [name, value] of Object.entries({ model: 'motion-2', prompt: 'a fox', seconds: '10', size: '720x1280', metadata: `{"a":${nested(100)}}` }))
+      form.append(name, value);
     const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
     const error = expectOpenAi({ status: res.status, body: await res.json() }, 400);
     expect(error.param).toBe('metadata');
@@ -154,7 +162,14 @@ describe('request targets', () => {
     ['an encoded NUL', '/v1/videos/video_%00'],
     ['the query string', '/v1/video/query?id=%E0%A4%A'],
   ])('%s that does not decode is a 400 in the OpenAI shape', async (_name, target) => {
-    const res = await rawRequest(port, buildRequest('GET', target, [['Host', 'x'], ['Authorization', `Bearer ${key}`], ['Connection', 'close']]));
+    const res = await rawRequest(
+      port,
+      buildRequest('GET', target, [
+        ['Host', 'x'],
+        ['Authorization', `Bearer ${key}`],
+        ['Connection', 'close'],
+      ]),
+    );
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body.toString()).error.code).toBe('invalid_url');
   });
@@ -170,20 +185,32 @@ describe('request targets', () => {
     expectOpenAi(await call(`${gw.url}/admin/keys/${spare.id}/quota`, { json: { delta: 1, reason: '\u0000' }, headers: admin }), 400, 'invalid_text');
   });
 
-  test('/v1/messages answers a bad query string in Anthropic\'s shape', async () => {
+  test("/v1/messages answers a bad query string in Anthropic's shape", async () => {
     const res = await call(`${gw.url}/v1/messages?beta=%ZZ`, { body: messagesText(''), headers: { ...json, 'x-api-key': key } });
     expectAnthropic(res, 400, 'invalid_request_error');
   });
 
   test('duplicated and array query parameters are 4xx, never 5xx', async () => {
-    for (const target of ['/v1/video/query?id=a&id=b', '/v1/video/query?id[]=a', '/v1/billing/ledger?limit=1&limit=2', '/v1/billing/ledger?limit[x]=1', '/files/videos/a.mp4?expires=1&expires=2&signature=x']) {
+    for (const target of [
+      '/v1/video/query?id=a&id=b',
+      '/v1/video/query?id[]=a',
+      '/v1/billing/ledger?limit=1&limit=2',
+      '/v1/billing/ledger?limit[x]=1',
+      '/files/videos/a.mp4?expires=1&expires=2&signature=x',
+    ]) {
       const res = await call(`${gw.url}${target}`, { key });
       expect([400, 403, 404]).toContain(res.status);
     }
   });
 
   test('a very long path is refused by the server (431), and the next request is served', async () => {
-    const res = await rawRequest(port, buildRequest('GET', `/v1/models/${'a'.repeat(20_000)}`, [['Host', 'x'], ['Connection', 'close']]));
+    const res = await rawRequest(
+      port,
+      buildRequest('GET', `/v1/models/${'a'.repeat(20_000)}`, [
+        ['Host', 'x'],
+        ['Connection', 'close'],
+      ]),
+    );
     expect(res.status).toBe(431);
     expect((await call(`${gw.url}/v1/models`, { key })).status).toBe(200);
   });
@@ -198,7 +225,11 @@ describe('@mentions', () => {
     const create = expectOpenAi(await call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt, images: [] } }), 400, 'too_many_mentions');
     expect(create.param).toBe('prompt');
     expect(create.message).toContain('10');
-    const chat = expectOpenAi(await call(`${gw.url}/v1/chat/completions`, { key, json: { model: 'motion-2', messages: [{ role: 'user', content: prompt }] } }), 400, 'too_many_mentions');
+    const chat = expectOpenAi(
+      await call(`${gw.url}/v1/chat/completions`, { key, json: { model: 'motion-2', messages: [{ role: 'user', content: prompt }] } }),
+      400,
+      'too_many_mentions',
+    );
     expect(chat.param).toBe('messages[0].content');
     const form = new FormData();
     for (const [name, value] of Object.entries({ model: 'motion-2', prompt, seconds: '10', size: '720x1280' })) form.append(name, value);
@@ -208,15 +239,22 @@ describe('@mentions', () => {
 
   test('repeats of one mention count once; a vidgen prompt may hold any number of @words', async () => {
     // Unknown characters: the lookup (one per distinct name) is what answers, not the limit.
-    const repeated = expectOpenAi(await call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt: '@who0 '.repeat(2000), images: [] } }), 400, 'unknown_character');
+    const repeated = expectOpenAi(
+      await call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt: '@who0 '.repeat(2000), images: [] } }),
+      400,
+      'unknown_character',
+    );
     expect(repeated.message).toContain('@who0');
     const vidgen = await call(`${gw.url}/v1/video/create`, { key, json: { model: 'vidgen3', prompt: `tags ${mentions(50)}` } });
     expect(vidgen.status).toBe(200);
   });
 
   test('five prompts of 5,000 mentions each are refused at once and the API stays available', async () => {
-    const floods = await Promise.all(Array.from({ length: 5 }, (_, i) =>
-      call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt: mentions(5000, i * 5000), images: [] } })));
+    const floods = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt: mentions(5000, i * 5000), images: [] } }),
+      ),
+    );
     for (const res of floods) expectOpenAi(res, 400, 'too_many_mentions');
     const after = await call(`${gw.url}/v1/video/create`, { key, json: { model: 'motion-2', prompt: 'a fox in snow', images: [] } });
     expect(after.status).toBe(200);
@@ -228,7 +266,7 @@ const keyLookups = () => store.count();
 
 const randomKey = () => `sk-${Buffer.from(Array.from({ length: 32 }, () => Math.floor(Math.random() * 256))).toString('base64url')}`;
 
-describe('failed key lookups (these tests run last: they exhaust 127.0.0.1\'s budget of failures)', () => {
+describe("failed key lookups (these tests run last: they exhaust 127.0.0.1's budget of failures)", () => {
   let revoked: string;
 
   test('a revoked key fails; the same wrong key sent 20 times costs the store one query', async () => {
@@ -271,7 +309,7 @@ describe('failed key lookups (these tests run last: they exhaust 127.0.0.1\'s bu
     throw new Error('no 429 after 10 failures');
   }
 
-  test('the 429 is in each family\'s shape, with Retry-After', async () => {
+  test("the 429 is in each family's shape, with Retry-After", async () => {
     const openAi = await limited(() => call(`${gw.url}/v1/models`, { key: randomKey() }));
     const error = expectOpenAi(openAi, 429, 'rate_limit_exceeded');
     expect(error.type).toBe('rate_limit_error');
@@ -286,7 +324,7 @@ describe('failed key lookups (these tests run last: they exhaust 127.0.0.1\'s bu
     expectOpenAi(motion, 429, 'rate_limit_exceeded');
   });
 
-  test('a key that works is not limited by its address\'s failures; a revoked one stays refused', async () => {
+  test("a key that works is not limited by its address's failures; a revoked one stays refused", async () => {
     expect((await call(`${gw.url}/v1/models`, { key })).status).toBe(200);
     expect((await call(`${gw.url}/v1/messages`, { body: messagesText(''), headers: { ...json, 'x-api-key': key } })).status).toBe(200);
     expect([401, 429]).toContain((await call(`${gw.url}/v1/models`, { key: revoked })).status);

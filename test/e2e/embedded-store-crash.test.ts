@@ -53,7 +53,11 @@ test('every grant acknowledged before a SIGKILL is in the store after it', async
 
   db = await openEmbeddedDb(dir);
   try {
-    const refs = new Set((await db.query<{ ref: string }>("select ref from ledger_entries where key_id = $1 and kind = 'grant' and ref like 'crash-%'", [key.id])).map((r) => r.ref));
+    const refs = new Set(
+      (await db.query<{ ref: string }>("select ref from ledger_entries where key_id = $1 and kind = 'grant' and ref like 'crash-%'", [key.id])).map(
+        (r) => r.ref,
+      ),
+    );
     // Grants committed after the last ack the test read are there too; none acknowledged is missing.
     expect(acknowledged.filter((ref) => !refs.has(ref))).toEqual([]);
     const [row] = await db.query<{ balance: string }>('select balance from api_keys where id = $1', [key.id]);

@@ -88,7 +88,14 @@ async function lastFailureOf(workflowId: string): Promise<string | undefined> {
 }
 
 async function terminateAll(ids: readonly string[]): Promise<void> {
-  await Promise.all(ids.map((id) => temporal.workflow.getHandle(id).terminate('test cleanup').catch(() => undefined)));
+  await Promise.all(
+    ids.map((id) =>
+      temporal.workflow
+        .getHandle(id)
+        .terminate('test cleanup')
+        .catch(() => undefined),
+    ),
+  );
 }
 
 describe('a key whose image URLs drip', () => {
@@ -149,22 +156,30 @@ describe('a key whose character clips drip, under a long deadline', () => {
   test('holds at most its cap of fetches, and a terminated character stops fetching long before the deadline', async () => {
     const { id: owner, key } = await gw.issueKeyWithId('clips');
     // Each create waits for its character; these never finish, so nobody awaits them.
-    const creates = [0, 1, 2].map((i) =>
-      call(`${gw.url}/motion/v1/characters`, { key, json: { url: dripUrl('C', i) } }).catch(() => undefined),
-    );
+    const creates = [0, 1, 2].map((i) => call(`${gw.url}/motion/v1/characters`, { key, json: { url: dripUrl('C', i) } }).catch(() => undefined));
     let characterIds: string[] = [];
     try {
       await waitFor('clip fetches open', async () => openFor('C') >= 2, 60_000, 200);
-      characterIds = await waitFor('the three character workflows', async () => {
-        const ids: string[] = [];
-        for await (const wf of temporal.workflow.list({ query: `GatewayOwner = '${owner}'` })) ids.push(wf.workflowId);
-        return ids.length === 3 ? ids : null;
-      }, 30_000, 500);
+      characterIds = await waitFor(
+        'the three character workflows',
+        async () => {
+          const ids: string[] = [];
+          for await (const wf of temporal.workflow.list({ query: `GatewayOwner = '${owner}'` })) ids.push(wf.workflowId);
+          return ids.length === 3 ? ids : null;
+        },
+        30_000,
+        500,
+      );
       // The third step was turned away (and is retried a few seconds later), not queued on a slot.
-      await waitFor('a clip fetch turned away', async () => {
-        const failures = await Promise.all(characterIds.map(lastFailureOf));
-        return failures.some((m) => m !== undefined && /user-URL fetches in flight/.test(m));
-      }, 60_000, 500);
+      await waitFor(
+        'a clip fetch turned away',
+        async () => {
+          const failures = await Promise.all(characterIds.map(lastFailureOf));
+          return failures.some((m) => m !== undefined && /user-URL fetches in flight/.test(m));
+        },
+        60_000,
+        500,
+      );
       expect(mostOpen.get('C')).toBe(2);
     } finally {
       // A terminated workflow's activity learns it from its next heartbeat, and aborts its fetch.

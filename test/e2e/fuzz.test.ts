@@ -13,8 +13,19 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { call, createTask, waitForTerminal } from '../support/client';
 import {
-  buildHeaderRequest, buildJsonRequest, buildMultipartRequest, buildPathRequest, ENDPOINTS, headerRequests, jsonRequests,
-  multipartRequests, pathRequests, PROMPT_MARK, WRONG_KEY, type FuzzContext, type FuzzRequest,
+  buildHeaderRequest,
+  buildJsonRequest,
+  buildMultipartRequest,
+  buildPathRequest,
+  ENDPOINTS,
+  headerRequests,
+  jsonRequests,
+  multipartRequests,
+  pathRequests,
+  PROMPT_MARK,
+  WRONG_KEY,
+  type FuzzContext,
+  type FuzzRequest,
 } from '../support/fuzz-requests';
 import { TEST_DATA } from '../support/processes';
 import { buildRequest, rawRequest } from '../support/raw-http';
@@ -57,7 +68,7 @@ const secrets: string[] = [ADMIN_TOKEN, WRONG_KEY];
 async function check(req: FuzzRequest): Promise<boolean> {
   const bytes = buildRequest(req.method, req.target, [...req.headers, ['Connection', 'close']], req.body);
   const res = await rawRequest(port, bytes, { deadlineMs: DEADLINE_MS, bodyGraceMs: 200 });
-  const outcome = res.timedOut ? 'hang' : res.status ?? 'no answer';
+  const outcome = res.timedOut ? 'hang' : (res.status ?? 'no answer');
   sent[outcome] = (sent[outcome] ?? 0) + 1;
   let problem: string | null = null;
   if (res.timedOut) problem = `no status line within ${DEADLINE_MS} ms`;
@@ -87,12 +98,33 @@ async function fuzz<T>(arb: fc.Arbitrary<T>, build: (d: T) => FuzzRequest): Prom
 test('the suite covers every endpoint', () => {
   const routes = ENDPOINTS.map((e) => `${e.method} ${e.path.split('?')[0]}`);
   for (const route of [
-    'GET /healthz', 'GET {file}', 'POST /admin/keys', 'GET /admin/keys', 'GET /admin/keys/{key}', 'PATCH /admin/keys/{key}', 'POST /admin/keys/{key}/quota',
-    'GET /admin/keys/{key}/ledger', 'GET /admin/keys/{key}/usage', 'GET /admin/audit', 'GET /admin/channels', 'POST /v1/messages', 'GET /v1/models',
-    'GET /v1/models/gpt-4o-mini', 'POST /v1/video/create', 'GET /v1/video/query', 'POST /v1/videos', 'GET /v1/videos/{task}', 'GET /v1/videos/{task}/content',
-    'POST /v1/videos/{task}/remix', 'POST /v1/chat/completions', 'GET /v1/billing', 'GET /v1/billing/ledger', 'POST /motion/v1/characters',
+    'GET /healthz',
+    'GET {file}',
+    'POST /admin/keys',
+    'GET /admin/keys',
+    'GET /admin/keys/{key}',
+    'PATCH /admin/keys/{key}',
+    'POST /admin/keys/{key}/quota',
+    'GET /admin/keys/{key}/ledger',
+    'GET /admin/keys/{key}/usage',
+    'GET /admin/audit',
+    'GET /admin/channels',
+    'POST /v1/messages',
+    'GET /v1/models',
+    'GET /v1/models/gpt-4o-mini',
+    'POST /v1/video/create',
+    'GET /v1/video/query',
+    'POST /v1/videos',
+    'GET /v1/videos/{task}',
+    'GET /v1/videos/{task}/content',
+    'POST /v1/videos/{task}/remix',
+    'POST /v1/chat/completions',
+    'GET /v1/billing',
+    'GET /v1/billing/ledger',
+    'POST /motion/v1/characters',
     'GET /motion/v1/characters/char_nobody',
-  ]) expect(routes).toContain(route);
+  ])
+    expect(routes).toContain(route);
 });
 
 test('hostile JSON bodies: no 5xx, no hang', async () => {
@@ -111,7 +143,7 @@ test('hostile multipart forms: no 5xx, no hang', async () => {
   await fuzz(multipartRequests, (d) => buildMultipartRequest(d, ctx));
 }, 600_000);
 
-test('the API still serves, and its and the worker\'s logs hold no secret and no prompt', async () => {
+test("the API still serves, and its and the worker's logs hold no secret and no prompt", async () => {
   expect((await call(`${gw.url}/v1/models`, { key: ctx.key })).status).toBe(200);
   // Stopped first, so everything is written.
   await gw.stop();
@@ -126,7 +158,10 @@ test('the API still serves, and its and the worker\'s logs hold no secret and no
       throw new Error(`${file} logs an unhandled error: ${text.slice(text.indexOf('unhandled error') - 400, text.indexOf('unhandled error') + 50)}`);
     }
     for (const secret of [...secrets, PROMPT_MARK]) {
-      if (text.includes(secret)) throw new Error(`${file} contains ${secret === PROMPT_MARK ? 'a prompt' : 'a secret'}: ${text.slice(Math.max(0, text.indexOf(secret) - 200), text.indexOf(secret) + 100)}`);
+      if (text.includes(secret))
+        throw new Error(
+          `${file} contains ${secret === PROMPT_MARK ? 'a prompt' : 'a secret'}: ${text.slice(Math.max(0, text.indexOf(secret) - 200), text.indexOf(secret) + 100)}`,
+        );
     }
   }
   // What was answered, for the record.

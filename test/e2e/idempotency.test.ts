@@ -31,7 +31,11 @@ afterAll(async () => {
 }, 120_000);
 
 const create = (key: string, body: Record<string, unknown>, idempotencyKey?: string) =>
-  call<{ id: string; error?: { code: string } }>(`${gw.url}/v1/video/create`, { key, json: body, headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} });
+  call<{ id: string; error?: { code: string } }>(`${gw.url}/v1/video/create`, {
+    key,
+    json: body,
+    headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {},
+  });
 
 async function charges(keyId: string): Promise<string[]> {
   return (await ledgerOf(gw.url, keyId)).filter((e) => e.kind === 'charge').map((e) => e.ref);
@@ -108,7 +112,12 @@ test('openai.videos.create retried by the SDK after a timeout makes one video an
   expect(video.character?.id).toMatch(/^char_/);
   expect((await waitForTerminal(gw.url, key, video.id)).final.status).toBe('completed');
   const ledger = await ledgerOf(gw.url, id);
-  expect(ledger.filter((e) => e.kind === 'charge').map((e) => `${e.ref}:${e.amount}`).sort()).toEqual([`${video.character!.id}:${-CHARACTER}`, `${video.id}:${-MOTION}`].sort());
+  expect(
+    ledger
+      .filter((e) => e.kind === 'charge')
+      .map((e) => `${e.ref}:${e.amount}`)
+      .sort(),
+  ).toEqual([`${video.character!.id}:${-CHARACTER}`, `${video.id}:${-MOTION}`].sort());
   expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
   expect(await simJobs(prompt)).toHaveLength(1);
 });
@@ -119,21 +128,28 @@ test('remix, characters and video chat completions honour the key too', async ()
   expect(source.status).toBe(200);
   await waitForTerminal(gw.url, key, source.body.id);
 
-  const remix = () => call<{ id: string }>(`${gw.url}/v1/videos/${source.body.id}/remix`, { key, json: { prompt: 'at night [sim:ms=300]' }, headers: { 'idempotency-key': 'remix' } });
+  const remix = () =>
+    call<{ id: string }>(`${gw.url}/v1/videos/${source.body.id}/remix`, {
+      key,
+      json: { prompt: 'at night [sim:ms=300]' },
+      headers: { 'idempotency-key': 'remix' },
+    });
   const [r1, r2] = [await remix(), await remix()];
   expect(r1.status).toBe(200);
   expect(r2.body.id).toBe(r1.body.id);
 
-  const character = () => call<{ id: string }>(`${gw.url}/motion/v1/characters`, { key, json: { from_task: source.body.id }, headers: { 'idempotency-key': 'character' } });
+  const character = () =>
+    call<{ id: string }>(`${gw.url}/motion/v1/characters`, { key, json: { from_task: source.body.id }, headers: { 'idempotency-key': 'character' } });
   const [c1, c2] = [await character(), await character()];
   expect(c1.status).toBe(200);
   expect(c2.body.id).toBe(c1.body.id);
 
-  const chat = () => call<{ choices: { message: { content: string } }[] }>(`${gw.url}/v1/chat/completions`, {
-    key,
-    json: { model: 'motion-2', messages: [{ role: 'user', content: 'a chat video [sim:ms=300]' }] },
-    headers: { 'idempotency-key': 'chat' },
-  });
+  const chat = () =>
+    call<{ choices: { message: { content: string } }[] }>(`${gw.url}/v1/chat/completions`, {
+      key,
+      json: { model: 'motion-2', messages: [{ role: 'user', content: 'a chat video [sim:ms=300]' }] },
+      headers: { 'idempotency-key': 'chat' },
+    });
   const [h1, h2] = [await chat(), await chat()];
   const taskOf = (content: string) => /task_id: (\S+)/.exec(content)?.[1];
   expect(taskOf(h1.body.choices[0]!.message.content)).toBeDefined();

@@ -6,9 +6,7 @@
  */
 import Anthropic, { APIError, AuthenticationError, BadRequestError, RateLimitError } from '@anthropic-ai/sdk';
 import { startGateway, type Gateway } from '../support/stack';
-import {
-  keyIdByName, nonce, readSse, simPieces, simTokens, TINY_PDF_BASE64, TINY_PNG_BASE64, usageOf, usageRowFor, type SseFrame,
-} from '../support/text';
+import { keyIdByName, nonce, readSse, simPieces, simTokens, TINY_PDF_BASE64, TINY_PNG_BASE64, usageOf, usageRowFor, type SseFrame } from '../support/text';
 
 let gw: Gateway;
 let key: string;
@@ -34,7 +32,10 @@ interface AnthropicErrorBody {
 }
 
 /** Raw POST /v1/messages (status codes and exact bodies are what some tests check). */
-async function postMessages(body: unknown, headers: Record<string, string> = { 'x-api-key': key }): Promise<{ status: number; json: AnthropicErrorBody & Record<string, unknown>; headers: Headers }> {
+async function postMessages(
+  body: unknown,
+  headers: Record<string, string> = { 'x-api-key': key },
+): Promise<{ status: number; json: AnthropicErrorBody & Record<string, unknown>; headers: Headers }> {
   const res = await fetch(`${gw.url}/v1/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -139,11 +140,13 @@ describe('answers', () => {
 });
 
 describe('tools', () => {
-  const tools = [{
-    name: 'get_weather',
-    description: 'The weather in a city',
-    input_schema: { type: 'object' as const, properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city', 'days'] },
-  }];
+  const tools = [
+    {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      input_schema: { type: 'object' as const, properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city', 'days'] },
+    },
+  ];
   const question = 'What is the weather in Paris? [sim:tool]';
 
   test('a tool_use block, then a follow-up with the tool_result gets a text answer', async () => {
@@ -194,7 +197,12 @@ describe('extended thinking', () => {
   const prompt = 'Is 91 a prime number?';
 
   test('a thinking block with a signature comes before the text', async () => {
-    const msg = await anthropic.messages.create({ model: SONNET, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: user(prompt) });
+    const msg = await anthropic.messages.create({
+      model: SONNET,
+      max_tokens: 2048,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: user(prompt),
+    });
     expect(msg.content.map((b) => b.type)).toEqual(['thinking', 'text']);
     const thinking = msg.content[0]!;
     if (thinking.type !== 'thinking') throw new Error('no thinking block');
@@ -233,7 +241,15 @@ describe('media', () => {
     const msg = await anthropic.messages.create({
       model: HAIKU,
       max_tokens: 64,
-      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: TINY_PNG_BASE64 } }, { type: 'text', text: 'Describe the image' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: TINY_PNG_BASE64 } },
+            { type: 'text', text: 'Describe the image' },
+          ],
+        },
+      ],
     });
     expect(msg.content).toEqual([{ type: 'text', text: 'Echo: Describe the image' }]);
     expect(msg.stop_reason).toBe('end_turn');
@@ -243,7 +259,15 @@ describe('media', () => {
     const msg = await anthropic.messages.create({
       model: HAIKU,
       max_tokens: 64,
-      messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: TINY_PDF_BASE64 } }, { type: 'text', text: 'Summarise the PDF' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: TINY_PDF_BASE64 } },
+            { type: 'text', text: 'Summarise the PDF' },
+          ],
+        },
+      ],
     });
     expect(msg.content).toEqual([{ type: 'text', text: 'Echo: Summarise the PDF' }]);
   });
@@ -254,7 +278,13 @@ describe('authentication and headers', () => {
 
   test('x-api-key alone works (SDK with the header set, and raw fetch)', async () => {
     const seen: Headers[] = [];
-    const client = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0, fetch: recordingFetch(seen), defaultHeaders: { 'x-api-key': key, authorization: null } });
+    const client = new Anthropic({
+      apiKey: key,
+      baseURL: gw.url,
+      maxRetries: 0,
+      fetch: recordingFetch(seen),
+      defaultHeaders: { 'x-api-key': key, authorization: null },
+    });
     const msg = await ask(client);
     expect(msg.content).toEqual([{ type: 'text', text: 'Echo: auth check' }]);
     expect(seen[0]!.get('x-api-key')).toBe(key);
@@ -282,7 +312,13 @@ describe('authentication and headers', () => {
 
   test('anthropic-version is ignored: any value, or none, works', async () => {
     const seen: Headers[] = [];
-    const odd = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0, fetch: recordingFetch(seen), defaultHeaders: { 'anthropic-version': 'not-a-version' } });
+    const odd = new Anthropic({
+      apiKey: key,
+      baseURL: gw.url,
+      maxRetries: 0,
+      fetch: recordingFetch(seen),
+      defaultHeaders: { 'anthropic-version': 'not-a-version' },
+    });
     expect((await ask(odd)).content).toEqual([{ type: 'text', text: 'Echo: auth check' }]);
     expect(seen[0]!.get('anthropic-version')).toBe('not-a-version');
     for (const version of ['1999-01-01', '2023-06-01']) {
@@ -363,16 +399,60 @@ describe('validation: every rule is a 400 invalid_request_error naming the param
     ['top_p > 1', { ...base, top_p: 1.5 }, 'top_p', /<=1/],
     ['thinking budget < 1024', { ...base, max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 1000 } }, 'thinking.budget_tokens', />=1024/],
     ['thinking budget > 32768', { ...base, max_tokens: 64_000, thinking: { type: 'enabled', budget_tokens: 40_000 } }, 'thinking.budget_tokens', /<=32768/],
-    ['thinking budget >= max_tokens', { ...base, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 2048 } }, 'thinking.budget_tokens', /less than max_tokens \(2048\)/],
-    ['temperature other than 1 with thinking', { ...base, max_tokens: 4096, temperature: 0.5, thinking: { type: 'enabled', budget_tokens: 1024 } }, 'temperature', /thinking/],
+    [
+      'thinking budget >= max_tokens',
+      { ...base, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 2048 } },
+      'thinking.budget_tokens',
+      /less than max_tokens \(2048\)/,
+    ],
+    [
+      'temperature other than 1 with thinking',
+      { ...base, max_tokens: 4096, temperature: 0.5, thinking: { type: 'enabled', budget_tokens: 1024 } },
+      'temperature',
+      /thinking/,
+    ],
     ['stop with 5 entries', { ...base, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop', /at most 4/],
     ['presence_penalty 3', { ...base, presence_penalty: 3 }, 'presence_penalty', /<=2/],
     ['frequency_penalty -3', { ...base, frequency_penalty: -3 }, 'frequency_penalty', />=-2/],
     ['logit_bias 101', { ...base, logit_bias: { '50256': 101 } }, 'logit_bias.50256', /<=100/],
-    ['a text/plain document', { ...base, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain text' } }, { type: 'text', text: 'read it' }] }] }, 'messages[0].content[0].source.type', /PDF is the only supported document format/],
-    ['image bytes that are not the declared type', { ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: TINY_PNG_BASE64 } }] }] }, 'messages[0].content[0].source.data', /not a image\/jpeg file/],
-    ['a PDF whose bytes are not a PDF', { ...base, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: TINY_PNG_BASE64 } }] }] }, 'messages[0].content[0].source.data', /not a application\/pdf file/],
-    ['an unknown block type', { ...base, messages: [{ role: 'user', content: [{ type: 'video', url: 'x' }] }] }, 'messages[0].content[0].type', /must be one of text, image/],
+    [
+      'a text/plain document',
+      {
+        ...base,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain text' } },
+              { type: 'text', text: 'read it' },
+            ],
+          },
+        ],
+      },
+      'messages[0].content[0].source.type',
+      /PDF is the only supported document format/,
+    ],
+    [
+      'image bytes that are not the declared type',
+      { ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: TINY_PNG_BASE64 } }] }] },
+      'messages[0].content[0].source.data',
+      /not a image\/jpeg file/,
+    ],
+    [
+      'a PDF whose bytes are not a PDF',
+      {
+        ...base,
+        messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: TINY_PNG_BASE64 } }] }],
+      },
+      'messages[0].content[0].source.data',
+      /not a application\/pdf file/,
+    ],
+    [
+      'an unknown block type',
+      { ...base, messages: [{ role: 'user', content: [{ type: 'video', url: 'x' }] }] },
+      'messages[0].content[0].type',
+      /must be one of text, image/,
+    ],
     ['role system', { ...base, messages: [{ role: 'system', content: 'you are a bot' }] }, 'messages[0].role', /top-level 'system'/],
     ['missing max_tokens', { model: HAIKU, messages: user('x') }, 'max_tokens', /Missing required parameter/],
     ['messages empty', { ...base, messages: [] }, 'messages', /at least one message/],
@@ -495,7 +575,14 @@ describe('usage', () => {
     const usage = await usageOf(gw.url, keyId);
     expect(usage.key_id).toBe(keyId);
     expect(usage.totals).toEqual([
-      { model: HAIKU, requests: 2, input_tokens: a.usage.input_tokens + b.usage.input_tokens, output_tokens: a.usage.output_tokens + b.usage.output_tokens, cache_creation_tokens: 0, cache_read_tokens: 0 },
+      {
+        model: HAIKU,
+        requests: 2,
+        input_tokens: a.usage.input_tokens + b.usage.input_tokens,
+        output_tokens: a.usage.output_tokens + b.usage.output_tokens,
+        cache_creation_tokens: 0,
+        cache_read_tokens: 0,
+      },
       { model: SONNET, requests: 1, input_tokens: c.usage.input_tokens, output_tokens: c.usage.output_tokens, cache_creation_tokens: 0, cache_read_tokens: 0 },
     ]);
     expect(usage.recent).toHaveLength(3);

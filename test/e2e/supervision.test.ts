@@ -53,26 +53,34 @@ async function runEmbedded(logName: string, env: Record<string, string>): Promis
   const child = runNode('dist/src/main.js', env, logName);
   running.push(child);
   const logFile = path.join(TEST_DATA, `${logName}.log`);
-  const banner = await waitFor('banner', async () => {
-    const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
-    return log.includes('Try it:') && log;
-  }, 90_000, 200);
+  const banner = await waitFor(
+    'banner',
+    async () => {
+      const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
+      return log.includes('Try it:') && log;
+    },
+    90_000,
+    200,
+  );
   return { child, base: `http://127.0.0.1:${env.PORT}`, env, logFile, banner };
 }
 
 /** The `temporal` processes whose parent is pid, read from /proc (what a human would look for). */
 function temporalChildren(pid: number): number[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      // pid (comm) state ppid ...: comm may hold spaces, so split after its closing parenthesis.
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return ppid === pid && comm === 'temporal' ? [Number(d)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+        // pid (comm) state ppid ...: comm may hold spaces, so split after its closing parenthesis.
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === pid && comm === 'temporal' ? [Number(d)] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 function devServerOf(main: Embedded): number {
@@ -143,7 +151,10 @@ test('the dev server is SIGKILLed: restarted, creates answer again, the task in 
   await waitFor('the dev server gone', async () => temporalChildren(main.child.proc.pid!).length === 0, 10_000, 50);
 
   // Temporal is away: creates are refused with Retry-After, the rest of the gateway answers.
-  const refused = await call<{ error: { code: string } }>(`${main.base}/v1/video/create`, { key, json: { model: 'vidgen3', prompt: 'while Temporal is away' } });
+  const refused = await call<{ error: { code: string } }>(`${main.base}/v1/video/create`, {
+    key,
+    json: { model: 'vidgen3', prompt: 'while Temporal is away' },
+  });
   expect(refused.status).toBe(503);
   expect(refused.body.error.code).toBe('temporal_unavailable');
   expect(refused.headers.get('retry-after')).toBe('5');
@@ -163,10 +174,15 @@ test('the dev server is SIGKILLed: restarted, creates answer again, the task in 
   expect(temporalChildren(main.child.proc.pid!)).toEqual([]);
 
   // Back: a new dev server process, a child of the same gateway, and creates answer again.
-  const created = await waitFor('creates answer again', async () => {
-    const res = await call<TaskView>(`${main.base}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: 'after the restart [sim:ms=300]' } });
-    return res.status === 200 && res.body;
-  }, 120_000, 500);
+  const created = await waitFor(
+    'creates answer again',
+    async () => {
+      const res = await call<TaskView>(`${main.base}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: 'after the restart [sim:ms=300]' } });
+      return res.status === 200 && res.body;
+    },
+    120_000,
+    500,
+  );
   const second = devServerOf(main);
   expect(second).not.toBe(first);
   await waitFor('worker seen polling', async () => logOf(main).includes('the worker polls the task queue again'), 70_000, 200);
@@ -195,10 +211,16 @@ test('the dev server cannot come back (its port is taken): the process stops eve
   const squatter = net.createServer((socket) => socket.destroy());
   process.kill(devServerOf(main), 'SIGKILL');
   const started = Date.now();
-  await waitFor('the port taken', () => new Promise<boolean>((resolve) => {
-    squatter.once('error', () => resolve(false));
-    squatter.listen(port, '127.0.0.1', () => resolve(true));
-  }), 2500, 20);
+  await waitFor(
+    'the port taken',
+    () =>
+      new Promise<boolean>((resolve) => {
+        squatter.once('error', () => resolve(false));
+        squatter.listen(port, '127.0.0.1', () => resolve(true));
+      }),
+    2500,
+    20,
+  );
   try {
     // Two restarts (after 3 s and 6 s), both failing, then the stop: bounded by the stop deadline.
     let timer: NodeJS.Timeout | undefined;
@@ -215,13 +237,16 @@ test('the dev server cannot come back (its port is taken): the process stops eve
   expect(log).toMatch(/temporal dev server restart failed/);
   expect(log).toMatch(/giving up/);
   // Nothing left behind: no dev server on this DATA_DIR's SQLite file, the API port closed.
-  const leftovers = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
-    try {
-      return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(path.join(dataDir, 'temporal.sqlite'));
-    } catch {
-      return false;
-    }
-  });
+  const leftovers = fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(path.join(dataDir, 'temporal.sqlite'));
+      } catch {
+        return false;
+      }
+    });
   expect(leftovers).toEqual([]);
   await expect(fetch(`${main.base}/livez`)).rejects.toThrow();
 }, 180_000);
@@ -256,10 +281,18 @@ test('the dev server runs but does not answer (SIGSTOP): killed after SUPERVISOR
   process.kill(wedged, 'SIGSTOP');
   await waitFor('the wedged server killed', async () => !isDevServer(wedged), 90_000, 200);
   expect(logOf(main)).toMatch(/the temporal dev server runs but does not answer; killing it/);
-  const task = await waitFor('creates answer again', async () => {
-    const res = await call<TaskView>(`${main.base}/v1/video/create`, { key, json: { model: 'vidgen3-fast', prompt: 'after a wedged dev server [sim:ms=300]' } });
-    return res.status === 200 && res.body;
-  }, 120_000, 500);
+  const task = await waitFor(
+    'creates answer again',
+    async () => {
+      const res = await call<TaskView>(`${main.base}/v1/video/create`, {
+        key,
+        json: { model: 'vidgen3-fast', prompt: 'after a wedged dev server [sim:ms=300]' },
+      });
+      return res.status === 200 && res.body;
+    },
+    120_000,
+    500,
+  );
   expect(devServerOf(main)).not.toBe(wedged);
   expect((await waitForTerminal(main.base, key!, task.id, 120_000)).final.status).toBe('completed');
   expect(main.child.proc.exitCode).toBeNull();

@@ -77,7 +77,9 @@ function delta(before: Record<string, ChannelView>, after: Record<string, Channe
   return out;
 }
 
-async function measured<T>(fn: () => Promise<T>): Promise<{ result: T; change: Record<string, { served: number; failed: number }>; after: Record<string, ChannelView> }> {
+async function measured<T>(
+  fn: () => Promise<T>,
+): Promise<{ result: T; change: Record<string, { served: number; failed: number }>; after: Record<string, ChannelView> }> {
   const before = await channelsOf(gw.url);
   const result = await fn();
   const after = await channelsOf(gw.url);
@@ -97,7 +99,16 @@ const sonnet = (prompt: string) => anthropic.messages.create({ model: SONNET, ma
 
 test('the file declares the channels; all start healthy and unused', async () => {
   const channels = await channelsOf(gw.url);
-  expect(Object.keys(channels).sort()).toEqual(['backup', 'dead-native', 'dead-only-native', 'dead-only-openai', 'haiku-live', 'oa-backup', 'oa-primary', 'primary']);
+  expect(Object.keys(channels).sort()).toEqual([
+    'backup',
+    'dead-native',
+    'dead-only-native',
+    'dead-only-openai',
+    'haiku-live',
+    'oa-backup',
+    'oa-primary',
+    'primary',
+  ]);
   expect(channels.primary).toMatchObject({ type: 'anthropic-native', priority: 10, models: [SONNET], simulated: false });
   expect(channels['oa-backup']).toMatchObject({ type: 'openai-compatible', priority: 0, models: [MINI] });
   for (const c of Object.values(channels)) expect(c).toMatchObject({ state: 'healthy', served: 0, failed: 0, consecutive_failures: 0 });
@@ -137,7 +148,9 @@ describe('(a) a 5xx before the first byte fails over to the next channel', () =>
     const once = await measured(() => openai.chat.completions.create({ model: MINI, messages: user(prompt) }));
     expect(once.result.choices[0]!.message.content).toBe(`Echo: ${prompt}`);
     expect(once.change).toEqual({ 'oa-primary': { served: 0, failed: 1 }, 'oa-backup': { served: 1, failed: 0 } });
-    expect((await measured(() => openai.chat.completions.create({ model: MINI, messages: user('plain chat') }))).change).toEqual({ 'oa-primary': { served: 1, failed: 0 } });
+    expect((await measured(() => openai.chat.completions.create({ model: MINI, messages: user('plain chat') }))).change).toEqual({
+      'oa-primary': { served: 1, failed: 0 },
+    });
 
     const streamedPrompt = `chat fail once streamed ${nonce()} [sim:submit-5xx=1]`;
     const streamed = await measured(async () => {
@@ -152,7 +165,9 @@ describe('(a) a 5xx before the first byte fails over to the next channel', () =>
     });
     expect(streamed.result).toEqual({ text: `Echo: ${streamedPrompt}`, finish: 'stop' });
     expect(streamed.change).toEqual({ 'oa-primary': { served: 0, failed: 1 }, 'oa-backup': { served: 1, failed: 0 } });
-    expect((await measured(() => openai.chat.completions.create({ model: MINI, messages: user('plain chat again') }))).change).toEqual({ 'oa-primary': { served: 1, failed: 0 } });
+    expect((await measured(() => openai.chat.completions.create({ model: MINI, messages: user('plain chat again') }))).change).toEqual({
+      'oa-primary': { served: 1, failed: 0 },
+    });
   });
   test('messages: a dropped connection ([sim:drop=1]) still answers 200', async () => {
     const prompt = `dropped once ${nonce()} [sim:drop=1]`;
@@ -160,10 +175,7 @@ describe('(a) a 5xx before the first byte fails over to the next channel', () =>
     expect(result.content).toEqual([{ type: 'text', text: `Echo: ${prompt}` }]);
     // On a reused keep-alive socket the reset is retried once on the same channel (postText);
     // on a fresh socket it is a channel failure and the backup answers.
-    expect([
-      { primary: { served: 1, failed: 0 } },
-      { primary: { served: 0, failed: 1 }, backup: { served: 1, failed: 0 } },
-    ]).toContainEqual(change);
+    expect([{ primary: { served: 1, failed: 0 } }, { primary: { served: 0, failed: 1 }, backup: { served: 1, failed: 0 } }]).toContainEqual(change);
     expect((await measured(() => sonnet('plain after drop'))).change).toEqual({ primary: { served: 1, failed: 0 } });
   });
 });
@@ -202,7 +214,9 @@ describe('(b) an unreachable channel', () => {
 describe('(c) no failover once a byte reached the client', () => {
   test('messages: a mid-stream error reaches the client as event: error; backup is not asked', async () => {
     const prompt = `break after some deltas ${nonce()} [sim:midstream-error]`;
-    const { result: frames, change } = await measured(async () => readSse(await rawPost('messages', { model: SONNET, max_tokens: 64, stream: true, messages: user(prompt) })));
+    const { result: frames, change } = await measured(async () =>
+      readSse(await rawPost('messages', { model: SONNET, max_tokens: 64, stream: true, messages: user(prompt) })),
+    );
     expect(frames[0]!.event).toBe('message_start');
     expect(frames.some((f) => f.event === 'content_block_delta')).toBe(true);
     const last = frames[frames.length - 1]!;
@@ -230,7 +244,7 @@ describe('(c) no failover once a byte reached the client', () => {
   });
 });
 
-describe('(d) a 4xx from the upstream is the client\'s answer, not a failover', () => {
+describe("(d) a 4xx from the upstream is the client's answer, not a failover", () => {
   test('messages: [sim:400] and an upstream validation 400 pass through from primary alone', async () => {
     const marker = await measured(() => sonnet(`bad request ${nonce()} [sim:400]`).catch((e: unknown) => e));
     expect(marker.result).toBeInstanceOf(BadRequestError);
@@ -243,7 +257,10 @@ describe('(d) a 4xx from the upstream is the client\'s answer, not a failover', 
       return { status: res.status, body: (await res.json()) as { type: string; error: { type: string; message: string } } };
     });
     expect(unknownField.result.status).toBe(400);
-    expect(unknownField.result.body).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'bogus_field: Extra inputs are not permitted' } });
+    expect(unknownField.result.body).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'bogus_field: Extra inputs are not permitted' },
+    });
     expect(unknownField.change).toEqual({ primary: { served: 1, failed: 0 } });
 
     const streamed = await measured(async () => {
@@ -255,7 +272,9 @@ describe('(d) a 4xx from the upstream is the client\'s answer, not a failover', 
   });
 
   test('chat: [sim:404] passes through as NotFoundError from oa-primary alone', async () => {
-    const { result, change } = await measured(() => openai.chat.completions.create({ model: MINI, messages: user(`missing ${nonce()} [sim:404]`) }).catch((e: unknown) => e));
+    const { result, change } = await measured(() =>
+      openai.chat.completions.create({ model: MINI, messages: user(`missing ${nonce()} [sim:404]`) }).catch((e: unknown) => e),
+    );
     expect(result).toBeInstanceOf(OpenAI.NotFoundError);
     expect(change).toEqual({ 'oa-primary': { served: 1, failed: 0 } });
   });
@@ -273,12 +292,16 @@ describe('(e) every channel fails', () => {
   });
 
   test('chat, streamed: 503 on both channels -> the SDK gets status 503 before any chunk', async () => {
-    const { result, change } = await measured(() => openai.chat.completions.create({ model: MINI, stream: true, messages: user(`down everywhere ${nonce()} [sim:503]`) }).catch((e: unknown) => e));
+    const { result, change } = await measured(() =>
+      openai.chat.completions.create({ model: MINI, stream: true, messages: user(`down everywhere ${nonce()} [sim:503]`) }).catch((e: unknown) => e),
+    );
     expect(result).toBeInstanceOf(OpenAI.InternalServerError);
     expect((result as OpenAIAPIError).status).toBe(503);
     expect((result as OpenAIAPIError).type).toBe('server_error');
     expect(change).toEqual({ 'oa-primary': { served: 0, failed: 1 }, 'oa-backup': { served: 0, failed: 1 } });
-    expect((await measured(() => openai.chat.completions.create({ model: MINI, messages: user('recovered chat') }))).change).toEqual({ 'oa-primary': { served: 1, failed: 0 } });
+    expect((await measured(() => openai.chat.completions.create({ model: MINI, messages: user('recovered chat') }))).change).toEqual({
+      'oa-primary': { served: 1, failed: 0 },
+    });
   });
 
   test('connection errors only -> 502 in the Anthropic shape', async () => {
@@ -304,12 +327,15 @@ describe('(e) every channel fails', () => {
   });
 });
 
-
 describe('(f) a client that leaves mid-stream', () => {
   test('messages: abort after the first event; the request is recorded as aborted; the gateway keeps serving', async () => {
     const requestId = `req-leave-${nonce()}`;
     const controller = new AbortController();
-    const res = await rawPost('messages', { model: SONNET, max_tokens: 64, stream: true, messages: user(`hold on ${nonce()} [sim:hang]`) }, { requestId, signal: controller.signal });
+    const res = await rawPost(
+      'messages',
+      { model: SONNET, max_tokens: 64, stream: true, messages: user(`hold on ${nonce()} [sim:hang]`) },
+      { requestId, signal: controller.signal },
+    );
     expect(res.status).toBe(200);
     const frames: SseFrame[] = [];
     await readSse(res, (f) => {
@@ -330,7 +356,10 @@ describe('(f) a client that leaves mid-stream', () => {
 
   test('chat: stream.controller.abort() after the role chunk; recorded as aborted; still serving', async () => {
     const requestId = `req-leave-chat-${nonce()}`;
-    const stream = await openai.chat.completions.create({ model: MINI, stream: true, messages: user(`hold on chat ${nonce()} [sim:hang]`) }, { headers: { 'x-request-id': requestId } });
+    const stream = await openai.chat.completions.create(
+      { model: MINI, stream: true, messages: user(`hold on chat ${nonce()} [sim:hang]`) },
+      { headers: { 'x-request-id': requestId } },
+    );
     const roles: string[] = [];
     for await (const chunk of stream) {
       roles.push(chunk.choices[0]?.delta.role ?? '');
@@ -348,10 +377,17 @@ describe('(f) a client that leaves mid-stream', () => {
     const controller = new AbortController();
     const requestId = `req-early-leave-${nonce()}`;
     const { result, change } = await measured(async () => {
-      const pending = rawPost('messages', { model: SONNET, max_tokens: 64, messages: user(`slow answer ${nonce()} [sim:slow=1500]`) }, { requestId, signal: controller.signal });
+      const pending = rawPost(
+        'messages',
+        { model: SONNET, max_tokens: 64, messages: user(`slow answer ${nonce()} [sim:slow=1500]`) },
+        { requestId, signal: controller.signal },
+      );
       setTimeout(() => controller.abort(), 300);
       const started = Date.now();
-      const err = await pending.then(() => null, (e: unknown) => e);
+      const err = await pending.then(
+        () => null,
+        (e: unknown) => e,
+      );
       const waited = Date.now() - started;
       // The answer still comes, after the client left.
       const row = await usageRowFor(gw.url, keyId, requestId);
@@ -402,7 +438,9 @@ describe(`(g) TEXT_STREAM_IDLE_MS=${IDLE_MS}: a silent upstream stream is ended 
     expect(frames).toHaveLength(2);
     expect((JSON.parse(frames[0]!.data) as { choices: { delta: { role?: string } }[] }).choices[0]!.delta.role).toBe('assistant');
     const error = JSON.parse(frames[1]!.data) as { error: { message: string } };
-    expect(error).toEqual({ error: { message: expect.stringMatching(/^The upstream sent nothing for 2 s/), type: 'server_error', param: null, code: 'upstream_stream_broken' } });
+    expect(error).toEqual({
+      error: { message: expect.stringMatching(/^The upstream sent nothing for 2 s/), type: 'server_error', param: null, code: 'upstream_stream_broken' },
+    });
 
     const stream = await openai.chat.completions.create({ model: MINI, stream: true, messages: user(`chat go quiet sdk ${nonce()} [sim:hang]`) });
     const err = await (async () => {

@@ -75,7 +75,11 @@ test('parallel streamed chat completions that name no max_tokens are held at the
   const openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   const results = await Promise.allSettled(
     Array.from({ length: 30 }, async (_, i) => {
-      const stream = await openai.chat.completions.create({ model: MINI, stream: true, messages: user(`a long answer please, longer than the cap ${i} ${nonce()}`) });
+      const stream = await openai.chat.completions.create({
+        model: MINI,
+        stream: true,
+        messages: user(`a long answer please, longer than the cap ${i} ${nonce()}`),
+      });
       let finish: string | null = null;
       for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish;
       return finish;
@@ -92,7 +96,7 @@ test('parallel streamed chat completions that name no max_tokens are held at the
   expect((await keyView(id)).balance).toBeGreaterThanOrEqual(0);
 });
 
-test('a key\'s text requests in flight are capped (admin-settable), with a 429 and Retry-After', async () => {
+test("a key's text requests in flight are capped (admin-settable), with a 429 and Retry-After", async () => {
   const { id, key } = await gw.issueKeyWithId('in-flight');
   const patched = await admin('PATCH', `/admin/keys/${id}`, { max_text_in_flight: 2 });
   expect(((await patched.json()) as { max_text_in_flight: number }).max_text_in_flight).toBe(2);
@@ -111,16 +115,19 @@ test('a key\'s text requests in flight are capped (admin-settable), with a 429 a
   await expect(openai.chat.completions.create({ model: MINI, max_tokens: 5, messages: user('after the burst') })).resolves.toBeDefined();
 });
 
-test('a key\'s open streams are capped per process', async () => {
+test("a key's open streams are capped per process", async () => {
   const key = await gw.issueKey('streams');
   const controllers = Array.from({ length: 3 }, () => new AbortController());
-  const open = await Promise.all(controllers.map((c, i) =>
-    fetch(`${gw.url}/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: HAIKU, max_tokens: 20, stream: true, messages: user(`hold ${i} ${nonce()} [sim:hang]`) }),
-      signal: c.signal,
-    })));
+  const open = await Promise.all(
+    controllers.map((c, i) =>
+      fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: HAIKU, max_tokens: 20, stream: true, messages: user(`hold ${i} ${nonce()} [sim:hang]`) }),
+        signal: c.signal,
+      }),
+    ),
+  );
   for (const res of open) expect(res.status).toBe(200);
   const fourth = await fetch(`${gw.url}/v1/messages`, {
     method: 'POST',
@@ -169,7 +176,12 @@ describe('a client that leaves pays for what was produced', () => {
     const res = await fetch(`${gw.url}/v1/messages`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json', 'x-request-id': requestId },
-      body: JSON.stringify({ model: HAIKU, max_tokens: 500, stream: true, messages: user(`a long story with very many words please ${nonce()} [sim:delay=300]`) }),
+      body: JSON.stringify({
+        model: HAIKU,
+        max_tokens: 500,
+        stream: true,
+        messages: user(`a long story with very many words please ${nonce()} [sim:delay=300]`),
+      }),
       signal: controller.signal,
     });
     let text = '';
@@ -217,8 +229,15 @@ test('usage is written before the answer ends: it is in the database when the cl
   try {
     for (const stream of [false, true]) {
       const requestId = `req-durable-${stream}-${nonce()}`;
-      if (stream) await anthropic.messages.stream({ model: HAIKU, max_tokens: 20, messages: user('streamed, then read at once') }, { headers: { 'x-request-id': requestId } }).finalMessage();
-      else await anthropic.messages.create({ model: HAIKU, max_tokens: 20, messages: user('plain, then read at once') }, { headers: { 'x-request-id': requestId } });
+      if (stream)
+        await anthropic.messages
+          .stream({ model: HAIKU, max_tokens: 20, messages: user('streamed, then read at once') }, { headers: { 'x-request-id': requestId } })
+          .finalMessage();
+      else
+        await anthropic.messages.create(
+          { model: HAIKU, max_tokens: 20, messages: user('plain, then read at once') },
+          { headers: { 'x-request-id': requestId } },
+        );
       const { rows } = await db.query<{ n: number; held: string }>(
         'select (select count(*)::int from usage_records where request_id = $1) as n, (select held from api_keys where id = $2) as held',
         [requestId, id],

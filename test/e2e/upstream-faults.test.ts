@@ -67,9 +67,7 @@ test('a create whose response is lost is retried with its idempotency key: one u
   const created = await createTask(gw.url, key, { model: 'motion-2', prompt, images: [] });
   const { final } = await waitForTerminal(gw.url, key, created.id);
   expect(final.status).toBe('completed');
-  const jobs = await call<{ data: { id: string; idempotencyKey: string | null }[] }>(
-    `${gw.simulatorUrl}/_sim/jobs?prompt=${encodeURIComponent(prompt)}`,
-  );
+  const jobs = await call<{ data: { id: string; idempotencyKey: string | null }[] }>(`${gw.simulatorUrl}/_sim/jobs?prompt=${encodeURIComponent(prompt)}`);
   expect(jobs.status).toBe(200);
   expect(jobs.body.data).toHaveLength(1);
   expect(jobs.body.data[0]?.idempotencyKey).toBe(`${created.id}:submit`);

@@ -178,7 +178,14 @@ test('motion-2 with character_url and character_timestamps: the created characte
   const runs = await completedActivities(temporal.workflow.getHandle(created.id), 'createCharacter');
   expect(runs).toHaveLength(1);
   const run = runs[0]!;
-  expect(run.input).toEqual([{ taskId: created.id, ownerId: expect.stringMatching(/^key_/), channel: 'sim-openai-videos', source: { kind: 'url', url: `${clipBase}/clip.mp4`, timestamps: '0,2' } }]);
+  expect(run.input).toEqual([
+    {
+      taskId: created.id,
+      ownerId: expect.stringMatching(/^key_/),
+      channel: 'sim-openai-videos',
+      source: { kind: 'url', url: `${clipBase}/clip.mp4`, timestamps: '0,2' },
+    },
+  ]);
   const character = run.result as { id: string; name: string };
   expect(character.id).toMatch(/^char_[0-9a-f]{32}$/);
   expect(character.name).toMatch(/^gw_[0-9a-f]{10}$/);

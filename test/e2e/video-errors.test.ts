@@ -53,7 +53,11 @@ const invalidBodies: [string, unknown, string | null, RegExp?][] = [
   ['too many images (vidgen2-fast-frames takes 2)', { model: 'vidgen2-fast-frames', prompt: 'x', images: [png, png, png] }, 'images', /at most 2/],
   ['too many images (vidgen2-fast-components takes 3)', { model: 'vidgen2-fast-components', prompt: 'x', images: [png, png, png, png] }, 'images', /at most 3/],
   ['an image that is neither URL nor data URL', { model: 'vidgen3', prompt: 'x', images: ['not a url'] }, 'images[0]'],
-  ['a data URL that is not an image', { model: 'vidgen3', prompt: 'x', images: [`data:image/png;base64,${Buffer.from('hello').toString('base64')}`] }, 'images[0]'],
+  [
+    'a data URL that is not an image',
+    { model: 'vidgen3', prompt: 'x', images: [`data:image/png;base64,${Buffer.from('hello').toString('base64')}`] },
+    'images[0]',
+  ],
   ['an image URL on a private address', { model: 'vidgen3', prompt: 'x', images: ['http://127.0.0.1/a.png'] }, 'images[0]', /private/],
   ['an image URL with another scheme', { model: 'vidgen3', prompt: 'x', images: ['ftp://example.com/a.png'] }, 'images[0]'],
   ['a motion parameter on a vidgen model', { model: 'vidgen3', prompt: 'x', duration: 10 }, 'duration'],
@@ -66,20 +70,36 @@ const invalidBodies: [string, unknown, string | null, RegExp?][] = [
   ['bad size', { model: 'motion-2', prompt: 'x', images: [], size: 'medium' }, 'size'],
   ['watermark not a boolean', { model: 'motion-2', prompt: 'x', images: [], watermark: 'false' }, 'watermark'],
   ['character_url not a URL', { model: 'motion-2', prompt: 'x', images: [], character_url: 'clip.mp4' }, 'character_url'],
-  ['character_timestamps malformed', { model: 'motion-2', prompt: 'x', images: [], character_url: 'https://example.com/c.mp4', character_timestamps: '1-2' }, 'character_timestamps'],
-  ['character span over 3 s', { model: 'motion-2', prompt: 'x', images: [], character_url: 'https://example.com/c.mp4', character_timestamps: '0,5' }, 'character_timestamps', /1 to 3 seconds/],
-  ['character span under 1 s', { model: 'motion-2', prompt: 'x', images: [], character_url: 'https://example.com/c.mp4', character_timestamps: '2,2.5' }, 'character_timestamps'],
+  [
+    'character_timestamps malformed',
+    { model: 'motion-2', prompt: 'x', images: [], character_url: 'https://example.com/c.mp4', character_timestamps: '1-2' },
+    'character_timestamps',
+  ],
+  [
+    'character span over 3 s',
+    { model: 'motion-2', prompt: 'x', images: [], character_url: 'https://example.com/c.mp4', character_timestamps: '0,5' },
+    'character_timestamps',
+    /1 to 3 seconds/,
+  ],
+  [
+    'character span under 1 s',
+    { model: 'motion-2', prompt: 'x', images: [], character_url: 'https://example.com/c.mp4', character_timestamps: '2,2.5' },
+    'character_timestamps',
+  ],
   ['character_timestamps without character_url', { model: 'motion-2', prompt: 'x', images: [], character_timestamps: '0,2' }, 'character_timestamps'],
   ['an unknown parameter', { model: 'vidgen3', prompt: 'x', aspectRatio: '16:9' }, 'aspectRatio', /Unrecognized/],
   ['a JSON array body', [1, 2], null],
 ];
 
 // Every row has four cells: jest hands a missing last one to the test as its `done` callback.
-test.each(invalidBodies.map(([name, json, param, message]) => [name, json, param, message ?? null] as const))('400 for %s', async (_name, json, param, message) => {
-  const err = expectError(await create(json), 400, param);
-  expect(err.type).toBe('invalid_request_error');
-  if (message) expect(err.message).toMatch(message);
-});
+test.each(invalidBodies.map(([name, json, param, message]) => [name, json, param, message ?? null] as const))(
+  '400 for %s',
+  async (_name, json, param, message) => {
+    const err = expectError(await create(json), 400, param);
+    expect(err.type).toBe('invalid_request_error');
+    if (message) expect(err.message).toMatch(message);
+  },
+);
 
 test('400 for malformed JSON and for a wrong content type', async () => {
   expectError(await call(`${gw.url}/v1/video/create`, { key, body: '{"model": "vidgen3",', headers: { 'content-type': 'application/json' } }), 400);
@@ -105,8 +125,7 @@ test('query: 400 without id, 404 for unknown ids of any shape', async () => {
 });
 
 describe('keys', () => {
-  const query = (authorization?: string) =>
-    call(`${gw.url}/v1/video/query?id=x`, { headers: authorization ? { authorization } : {} });
+  const query = (authorization?: string) => call(`${gw.url}/v1/video/query?id=x`, { headers: authorization ? { authorization } : {} });
 
   test.each([
     ['no key', undefined, /didn't provide/],
@@ -122,9 +141,21 @@ describe('keys', () => {
 
   test('issue, list without secrets, revoke: a revoked key gets 401 at once', async () => {
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const issued = await call<{ id: string; name: string; key: string; created_at: number }>(`${gw.url}/admin/keys`, { json: { name: 'short-lived' }, headers: admin });
+    const issued = await call<{ id: string; name: string; key: string; created_at: number }>(`${gw.url}/admin/keys`, {
+      json: { name: 'short-lived' },
+      headers: admin,
+    });
     expect(issued.status).toBe(201);
-    expect(Object.keys(issued.body).sort()).toEqual(['balance', 'created_at', 'id', 'key', 'max_concurrent_tasks', 'max_text_in_flight', 'name', 'rate_limit_rpm']);
+    expect(Object.keys(issued.body).sort()).toEqual([
+      'balance',
+      'created_at',
+      'id',
+      'key',
+      'max_concurrent_tasks',
+      'max_text_in_flight',
+      'name',
+      'rate_limit_rpm',
+    ]);
     expect(issued.body).toMatchObject({ balance: null, rate_limit_rpm: null, max_concurrent_tasks: null }); // unlimited unless given
     expect(issued.body.key).toMatch(/^sk-[A-Za-z0-9_-]{43,}$/);
     expect((await query(`Bearer ${issued.body.key}`)).status).toBe(404); // authenticated; id unknown

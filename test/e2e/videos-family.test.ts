@@ -55,8 +55,14 @@ test('motion-2 through openai.videos.create and retrieve: pending, integer secon
   })) as unknown as Record<string, unknown>;
   expect(created.id).toMatch(/^motion-2:\d+-[a-z0-9]+$/);
   expect(created).toEqual({
-    id: created.id, object: 'video', model: 'motion-2', status: 'pending', progress: 0,
-    created_at: expect.any(Number), seconds: 8, size: '1280x720',
+    id: created.id,
+    object: 'video',
+    model: 'motion-2',
+    status: 'pending',
+    progress: 0,
+    created_at: expect.any(Number),
+    seconds: 8,
+    size: '1280x720',
   });
 
   const { final, progress } = await retrieveUntilDone(created.id as string);
@@ -94,13 +100,23 @@ test('vidgen_3_1 with an uploaded input_reference: video_<uuid>, queued, then th
 });
 
 test('content of a task not completed yet is a 409 that states its status; of a failed one, why', async () => {
-  const running = (await openai.videos.create({ model: 'motion-2-pro', prompt: 'slow [sim:ms=4000]', seconds: seconds('25'), size: size('1080x1080') })) as unknown as { id: string };
+  const running = (await openai.videos.create({
+    model: 'motion-2-pro',
+    prompt: 'slow [sim:ms=4000]',
+    seconds: seconds('25'),
+    size: size('1080x1080'),
+  })) as unknown as { id: string };
   const early = await call<{ error: { code: string; message: string } }>(`${gw.url}/v1/videos/${encodeURIComponent(running.id)}/content`, { key });
   expect(early.status).toBe(409);
   expect(early.body.error.code).toBe('video_not_ready');
   expect(early.body.error.message).toMatch(/pending|processing/);
 
-  const failed = (await openai.videos.create({ model: 'motion-2', prompt: 'bad luck [sim:fail] [sim:ms=200]', seconds: seconds('4'), size: size('480x480') })) as unknown as { id: string };
+  const failed = (await openai.videos.create({
+    model: 'motion-2',
+    prompt: 'bad luck [sim:fail] [sim:ms=200]',
+    seconds: seconds('4'),
+    size: size('480x480'),
+  })) as unknown as { id: string };
   const { final } = await retrieveUntilDone(failed.id);
   expect(final.status).toBe('failed');
   expect((final.error as { code: string }).code).toBe('upstream_failed');
@@ -115,7 +131,12 @@ test('one task, every view: /v1/video/create tasks read through /v1/videos and t
   const asVideo = (await openai.videos.retrieve(fromJson.id)) as unknown as Record<string, unknown>;
   expect(asVideo).toMatchObject({ id: fromJson.id, status: 'completed', model: 'motion-2', seconds: 10, size: '1280x720', progress: 100 });
 
-  const fromMultipart = (await openai.videos.create({ model: 'motion-2', prompt: 'multipart born [sim:ms=300]', seconds: seconds('12'), size: size('720x1280') })) as unknown as { id: string };
+  const fromMultipart = (await openai.videos.create({
+    model: 'motion-2',
+    prompt: 'multipart born [sim:ms=300]',
+    seconds: seconds('12'),
+    size: size('720x1280'),
+  })) as unknown as { id: string };
   const { final } = await waitForTerminal(gw.url, key, fromMultipart.id);
   expect(final.status).toBe('completed');
   expect(Object.keys(final).sort()).toEqual(['enhanced_prompt', 'id', 'status', 'status_update_time', 'video_url']);
@@ -123,7 +144,17 @@ test('one task, every view: /v1/video/create tasks read through /v1/videos and t
 
 test('style and metadata reach the provider; another key sees 404', async () => {
   const form = new FormData();
-  for (const [k, v] of Object.entries({ model: 'motion-2', prompt: 'styled [sim:ms=200]', seconds: '4', size: '480x480', style: 'anime', metadata: '{"order":42}', watermark: 'false', private: 'true' })) form.set(k, v);
+  for (const [k, v] of Object.entries({
+    model: 'motion-2',
+    prompt: 'styled [sim:ms=200]',
+    seconds: '4',
+    size: '480x480',
+    style: 'anime',
+    metadata: '{"order":42}',
+    watermark: 'false',
+    private: 'true',
+  }))
+    form.set(k, v);
   const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
   expect(res.status).toBe(200);
   const { id } = (await res.json()) as { id: string };
@@ -150,7 +181,7 @@ describe('bad input', () => {
   const vidgen = { model: 'vidgen_3_1', prompt: 'x', seconds: '8', size: '16x9' };
   const png = { bytes: THUMBNAIL_PNG };
 
-  test.each<[string, Record<string, string>, ({ name?: string; bytes: Buffer; type?: string } | null), string | null]>([
+  test.each<[string, Record<string, string>, { name?: string; bytes: Buffer; type?: string } | null, string | null]>([
     ['vidgen_3_1 without input_reference', vidgen, null, 'input_reference'],
     ['an input_reference that is not an image', vidgen, { bytes: Buffer.from('not an image at all') }, 'input_reference'],
     ['input_reference sent as text', { ...motion, input_reference: 'http://example.com/a.png' }, null, 'input_reference'],
@@ -187,13 +218,17 @@ describe('bad input', () => {
 
   test('404 for an unknown video, through the SDK error class', async () => {
     await expect(openai.videos.retrieve('motion-2:1795335070122-doesnotexist')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    await expect(new OpenAI({ apiKey: 'sk-proj-foreign', baseURL: `${gw.url}/v1`, maxRetries: 0 }).videos.retrieve('x')).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(new OpenAI({ apiKey: 'sk-proj-foreign', baseURL: `${gw.url}/v1`, maxRetries: 0 }).videos.retrieve('x')).rejects.toBeInstanceOf(
+      OpenAI.AuthenticationError,
+    );
   });
 });
 
 describe('remix', () => {
   async function completedMotion(prompt: string): Promise<string> {
-    const created = (await openai.videos.create({ model: 'motion-2-pro', prompt, seconds: seconds('15'), size: size('720x1280') })) as unknown as { id: string };
+    const created = (await openai.videos.create({ model: 'motion-2-pro', prompt, seconds: seconds('15'), size: size('720x1280') })) as unknown as {
+      id: string;
+    };
     const { final } = await retrieveUntilDone(created.id);
     expect(final.status).toBe('completed');
     return created.id;
@@ -218,7 +253,10 @@ describe('remix', () => {
 
   test('a size override is kept on the remix', async () => {
     const sourceId = await completedMotion('square later [sim:ms=200]');
-    const res = await call<{ id: string }>(`${gw.url}/v1/videos/${encodeURIComponent(sourceId)}/remix`, { key, json: { prompt: 'square now [sim:ms=200]', size: '1080x1080' } });
+    const res = await call<{ id: string }>(`${gw.url}/v1/videos/${encodeURIComponent(sourceId)}/remix`, {
+      key,
+      json: { prompt: 'square now [sim:ms=200]', size: '1080x1080' },
+    });
     expect(res.status).toBe(200);
     const { final } = await retrieveUntilDone(res.body.id);
     expect(final).toMatchObject({ status: 'completed', size: '1080x1080' });
@@ -228,12 +266,22 @@ describe('remix', () => {
     const remix = (id: string, json: unknown = { prompt: 'again' }, k = key) =>
       call<{ error: { code: string; param: string | null } }>(`${gw.url}/v1/videos/${encodeURIComponent(id)}/remix`, { key: k, json });
 
-    const running = (await openai.videos.create({ model: 'motion-2', prompt: 'still going [sim:ms=5000]', seconds: seconds('4'), size: size('480x480') })) as unknown as { id: string };
+    const running = (await openai.videos.create({
+      model: 'motion-2',
+      prompt: 'still going [sim:ms=5000]',
+      seconds: seconds('4'),
+      size: size('480x480'),
+    })) as unknown as { id: string };
     const unfinished = await remix(running.id);
     expect(unfinished.status).toBe(409);
     expect(unfinished.body.error.code).toBe('invalid_video_state');
 
-    const failed = (await openai.videos.create({ model: 'motion-2', prompt: 'broken [sim:fail] [sim:ms=100]', seconds: seconds('4'), size: size('480x480') })) as unknown as { id: string };
+    const failed = (await openai.videos.create({
+      model: 'motion-2',
+      prompt: 'broken [sim:fail] [sim:ms=100]',
+      seconds: seconds('4'),
+      size: size('480x480'),
+    })) as unknown as { id: string };
     await retrieveUntilDone(failed.id);
     expect((await remix(failed.id)).status).toBe(409);
 

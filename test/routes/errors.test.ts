@@ -23,7 +23,11 @@ beforeEach(() => {
 });
 
 async function post(path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${key}` }) {
-  const res = await fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(`${app.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -37,7 +41,11 @@ describe('authentication', () => {
   });
 
   test('a messages call with a wrong key is 401 in the Anthropic shape, with its request id', async () => {
-    const res = await post('/v1/messages', { model: 'cm-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, { 'x-api-key': 'sk-wrong' });
+    const res = await post(
+      '/v1/messages',
+      { model: 'cm-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+      { 'x-api-key': 'sk-wrong' },
+    );
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.any(String) } });
     expect(res.body.request_id).toBe(res.headers.get('request-id'));
@@ -68,10 +76,12 @@ describe('validation', () => {
 
 describe('domain errors become HTTP in one place', () => {
   test('a task the balance cannot pay for is 402 insufficient_quota', async () => {
-    app.fakes.startFails = new TaskNotAffordable('This vidgen3 task costs 5 credits and the key\'s balance is 1.');
+    app.fakes.startFails = new TaskNotAffordable("This vidgen3 task costs 5 credits and the key's balance is 1.");
     const res = await post('/v1/video/create', create);
     expect(res.status).toBe(402);
-    expect(res.body).toEqual({ error: { message: 'This vidgen3 task costs 5 credits and the key\'s balance is 1.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } });
+    expect(res.body).toEqual({
+      error: { message: "This vidgen3 task costs 5 credits and the key's balance is 1.", type: 'insufficient_quota', param: null, code: 'insufficient_quota' },
+    });
   });
 
   test('too many tasks in flight is 429 too_many_tasks with Retry-After', async () => {

@@ -104,7 +104,12 @@ export async function startRouteApp(env: Record<string, string> = {}): Promise<R
     textChannels: channels.filter(isTextChannel),
     channelHealth: new ChannelHealth(env_.CHANNEL_FAILURE_THRESHOLD, env_.CHANNEL_COOLDOWN_SECONDS * 1000),
     usage: new UsageRecorder(db, logger, prices),
-    textLimits: { timeoutMs: env_.TEXT_TIMEOUT_MS, idleMs: env_.TEXT_STREAM_IDLE_MS, defaultMaxTokens: env_.TEXT_DEFAULT_MAX_TOKENS, settleWaitMs: env_.TEXT_SETTLE_WAIT_MS },
+    textLimits: {
+      timeoutMs: env_.TEXT_TIMEOUT_MS,
+      idleMs: env_.TEXT_STREAM_IDLE_MS,
+      defaultMaxTokens: env_.TEXT_DEFAULT_MAX_TOKENS,
+      settleWaitMs: env_.TEXT_SETTLE_WAIT_MS,
+    },
     logger,
     keys,
     blobs: new BlobStore(config.storageDir),

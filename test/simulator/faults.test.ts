@@ -2,12 +2,28 @@ import { startSimulator, type RunningSimulator } from '../../simulator/server';
 import { AttemptCounters, parseMarkers, pollFault, randomFault, submitFault } from '../../simulator/faults';
 import { SAMPLE_MP4 } from '../../simulator/assets';
 
-interface Video { id: string; status: string; progress: number; error: { code: string; message: string } | null; completed_at: number | null; expires_at: number | null }
-interface Operation {
-  name: string; done?: boolean; error?: { code: number; message: string };
-  response?: { generateVideoResponse: { generatedSamples?: Array<{ video: { uri: string } }>; raiMediaFilteredCount?: number; raiMediaFilteredReasons?: string[] } };
+interface Video {
+  id: string;
+  status: string;
+  progress: number;
+  error: { code: string; message: string } | null;
+  completed_at: number | null;
+  expires_at: number | null;
 }
-interface Stats { jobsCreated: { veo: number; openai: number }; charactersCreated: number; requests: Record<string, number>; faults: Record<string, number> }
+interface Operation {
+  name: string;
+  done?: boolean;
+  error?: { code: number; message: string };
+  response?: {
+    generateVideoResponse: { generatedSamples?: Array<{ video: { uri: string } }>; raiMediaFilteredCount?: number; raiMediaFilteredReasons?: string[] };
+  };
+}
+interface Stats {
+  jobsCreated: { veo: number; openai: number };
+  charactersCreated: number;
+  requests: Record<string, number>;
+  faults: Record<string, number>;
+}
 
 const AUTH = { authorization: 'Bearer sk-test', 'content-type': 'application/json' };
 const GKEY = { 'x-goog-api-key': 'AIza-test', 'content-type': 'application/json' };
@@ -15,13 +31,21 @@ const MODEL = 'veo-3.0-generate-001';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sim: RunningSimulator;
-beforeAll(async () => { sim = await startSimulator({ jobMs: 300 }); });
-afterAll(async () => { await sim.close(); });
+beforeAll(async () => {
+  sim = await startSimulator({ jobMs: 300 });
+});
+afterAll(async () => {
+  await sim.close();
+});
 
 const createVideo = (prompt: string, headers: Record<string, string> = {}) =>
   fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { ...AUTH, ...headers }, body: JSON.stringify({ prompt }) });
 const createOp = (prompt: string, headers: Record<string, string> = {}) =>
-  fetch(`${sim.url}/v1beta/models/${MODEL}:predictLongRunning`, { method: 'POST', headers: { ...GKEY, ...headers }, body: JSON.stringify({ instances: [{ prompt }] }) });
+  fetch(`${sim.url}/v1beta/models/${MODEL}:predictLongRunning`, {
+    method: 'POST',
+    headers: { ...GKEY, ...headers },
+    body: JSON.stringify({ instances: [{ prompt }] }),
+  });
 const getVideo = (id: string) => fetch(`${sim.url}/v1/videos/${id}`, { headers: AUTH });
 const getOp = (name: string) => fetch(`${sim.url}/v1beta/${name}`, { headers: GKEY });
 const stats = async (): Promise<Stats> => (await (await fetch(`${sim.url}/_sim/stats`)).json()) as Stats;
@@ -34,11 +58,23 @@ const uniq = (text: string) => `${text} #${Date.now()}-${(seq += 1)}`;
 
 describe('marker parsing (unit)', () => {
   it('parses every marker and ignores unknown ones', () => {
-    const m = parseMarkers('x [sim:fail][sim:reject] [sim:filtered] [sim:drop=2] [sim:submit-429=3] [sim:submit-5xx=4] '
-      + '[sim:drop-after-create=5] [sim:poll-429=6] [sim:poll-5xx=7] [sim:content-5xx=8] [sim:slow=90] [sim:ms=1234] [sim:bogus=1]');
+    const m = parseMarkers(
+      'x [sim:fail][sim:reject] [sim:filtered] [sim:drop=2] [sim:submit-429=3] [sim:submit-5xx=4] ' +
+        '[sim:drop-after-create=5] [sim:poll-429=6] [sim:poll-5xx=7] [sim:content-5xx=8] [sim:slow=90] [sim:ms=1234] [sim:bogus=1]',
+    );
     expect(m).toEqual({
-      fail: true, reject: true, filtered: true, drop: 2, submit429: 3, submit5xx: 4, dropAfterCreate: 5,
-      poll429: 6, poll5xx: 7, content5xx: 8, slowMs: 90, jobMs: 1234,
+      fail: true,
+      reject: true,
+      filtered: true,
+      drop: 2,
+      submit429: 3,
+      submit5xx: 4,
+      dropAfterCreate: 5,
+      poll429: 6,
+      poll5xx: 7,
+      content5xx: 8,
+      slowMs: 90,
+      jobMs: 1234,
     });
     expect(parseMarkers('no markers here')).toMatchObject({ fail: false, drop: 0, jobMs: null });
     expect(parseMarkers('[sim:ms=0]').jobMs).toBe(0);
@@ -62,8 +98,12 @@ describe('marker parsing (unit)', () => {
     expect(randomFault(0.5, () => 0.6)).toBeNull();
     const draws = [0.1, 0.0, 0.1, 0.3, 0.1, 0.6, 0.1, 0.9];
     const rng = () => draws.shift() ?? 0;
-    expect([randomFault(0.5, rng), randomFault(0.5, rng), randomFault(0.5, rng), randomFault(0.5, rng)])
-      .toEqual(['random-429', 'random-500', 'random-503', 'random-drop']);
+    expect([randomFault(0.5, rng), randomFault(0.5, rng), randomFault(0.5, rng), randomFault(0.5, rng)]).toEqual([
+      'random-429',
+      'random-500',
+      'random-503',
+      'random-drop',
+    ]);
   });
 });
 
@@ -281,12 +321,13 @@ describe('submit markers', () => {
       f.append('video', new Blob([SAMPLE_MP4], { type: 'video/mp4' }), 'c.mp4');
       return f;
     };
-    const post = (name: string) => fetch(`${sim.url}/v1/videos/characters`, { method: 'POST', headers: { authorization: AUTH.authorization }, body: form(name) });
-    const name = `Bob [sim:submit-5xx=1] ${seq += 1}`;
+    const post = (name: string) =>
+      fetch(`${sim.url}/v1/videos/characters`, { method: 'POST', headers: { authorization: AUTH.authorization }, body: form(name) });
+    const name = `Bob [sim:submit-5xx=1] ${(seq += 1)}`;
     expect((await post(name)).status).toBe(500);
     expect((await post(name)).status).toBe(200);
-    expect((await post(`Eve [sim:reject] ${seq += 1}`)).status).toBe(400);
-    await expect(post(`Al [sim:drop=1] ${seq += 1}`)).rejects.toThrow();
+    expect((await post(`Eve [sim:reject] ${(seq += 1)}`)).status).toBe(400);
+    await expect(post(`Al [sim:drop=1] ${(seq += 1)}`)).rejects.toThrow();
   });
 });
 
@@ -342,7 +383,10 @@ describe('random faults (faultRate)', () => {
       const seen = new Map<string, number>();
       for (let i = 0; i < 60; i += 1) {
         const kind = await fetch(`${chaos.url}/v1/videos`, { method: 'POST', headers: AUTH, body: '{"prompt":"x"}' }).then(
-          (r) => { void r.arrayBuffer(); return String(r.status); },
+          (r) => {
+            void r.arrayBuffer();
+            return String(r.status);
+          },
           () => 'drop',
         );
         seen.set(kind, (seen.get(kind) ?? 0) + 1);
@@ -365,8 +409,15 @@ describe('random faults (faultRate)', () => {
       let ok = 0;
       let bad = 0;
       for (let i = 0; i < 80; i += 1) {
-        const status = await fetch(`${flaky.url}/v1/videos?limit=1`, { headers: AUTH }).then((r) => { void r.arrayBuffer(); return r.status; }, () => 0);
-        if (status === 200) ok += 1; else bad += 1;
+        const status = await fetch(`${flaky.url}/v1/videos?limit=1`, { headers: AUTH }).then(
+          (r) => {
+            void r.arrayBuffer();
+            return r.status;
+          },
+          () => 0,
+        );
+        if (status === 200) ok += 1;
+        else bad += 1;
       }
       expect(ok).toBeGreaterThan(10);
       expect(bad).toBeGreaterThan(10);

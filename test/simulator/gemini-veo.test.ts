@@ -1,7 +1,9 @@
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
 import { SAMPLE_MP4 } from '../../simulator/assets';
 
-interface GoogleError { error: { code: number; message: string; status: string } }
+interface GoogleError {
+  error: { code: number; message: string; status: string };
+}
 interface Operation {
   name: string;
   done?: boolean;
@@ -24,8 +26,12 @@ const JPEG_HEAD = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sim: RunningSimulator;
-beforeAll(async () => { sim = await startSimulator({ jobMs: 300 }); });
-afterAll(async () => { await sim.close(); });
+beforeAll(async () => {
+  sim = await startSimulator({ jobMs: 300 });
+});
+afterAll(async () => {
+  await sim.close();
+});
 
 function predict(body: unknown, model = MODEL, headers: Record<string, string> = JSON_KEY): Promise<Response> {
   return fetch(`${sim.url}/v1beta/models/${model}:predictLongRunning`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -49,7 +55,14 @@ describe('predictLongRunning', () => {
   it('returns an operation name and polls to a downloadable sample', async () => {
     const res = await predict({
       instances: [{ prompt: 'a lighthouse at dusk [sim:ms=60]' }],
-      parameters: { aspectRatio: '9:16', durationSeconds: 8, resolution: '1080p', enhancePrompt: true, negativePrompt: 'blur', personGeneration: 'allow_adult' },
+      parameters: {
+        aspectRatio: '9:16',
+        durationSeconds: 8,
+        resolution: '1080p',
+        enhancePrompt: true,
+        negativePrompt: 'blur',
+        personGeneration: 'allow_adult',
+      },
     });
     expect(res.status).toBe(200);
     const created = (await res.json()) as Operation;
@@ -117,16 +130,18 @@ describe('predictLongRunning', () => {
   it('accepts images in both encodings, including 3 reference images', async () => {
     const b64 = PNG_1PX.toString('base64');
     const res = await predict({
-      instances: [{
-        prompt: 'with images',
-        image: { bytesBase64Encoded: b64, mimeType: 'image/png' },
-        lastFrame: { inlineData: { mimeType: 'image/jpeg', data: JPEG_HEAD.toString('base64') } },
-        referenceImages: [
-          { image: { bytesBase64Encoded: b64, mimeType: 'image/png' }, referenceType: 'asset' },
-          { image: { inlineData: { mimeType: 'image/png', data: b64 } }, referenceType: 'style' },
-          { image: { bytesBase64Encoded: b64 }, referenceType: 'asset' },
-        ],
-      }],
+      instances: [
+        {
+          prompt: 'with images',
+          image: { bytesBase64Encoded: b64, mimeType: 'image/png' },
+          lastFrame: { inlineData: { mimeType: 'image/jpeg', data: JPEG_HEAD.toString('base64') } },
+          referenceImages: [
+            { image: { bytesBase64Encoded: b64, mimeType: 'image/png' }, referenceType: 'asset' },
+            { image: { inlineData: { mimeType: 'image/png', data: b64 } }, referenceType: 'style' },
+            { image: { bytesBase64Encoded: b64 }, referenceType: 'asset' },
+          ],
+        },
+      ],
     });
     expect(res.status).toBe(200);
     const { name } = (await res.json()) as Operation;
@@ -147,11 +162,20 @@ describe('predictLongRunning', () => {
     ['a bad aspectRatio', { instances: [{ prompt: 'p' }], parameters: { aspectRatio: '4:3' } }],
     ['a bad durationSeconds', { instances: [{ prompt: 'p' }], parameters: { durationSeconds: 30 } }],
     ['an unknown parameter', { instances: [{ prompt: 'p' }], parameters: { generateAudio: true } }],
-    ['4 reference images', {
-      instances: [{ prompt: 'p', referenceImages: Array.from({ length: 4 }, () => ({ image: { bytesBase64Encoded: PNG_1PX.toString('base64') } })) }],
-    }],
-    ['image bytes that are not an image', { instances: [{ prompt: 'p', image: { bytesBase64Encoded: Buffer.from('not an image at all').toString('base64'), mimeType: 'image/png' } }] }],
-    ['inlineData that is not an image', { instances: [{ prompt: 'p', lastFrame: { inlineData: { mimeType: 'image/png', data: Buffer.from('GIF88zz').toString('base64') } } }] }],
+    [
+      '4 reference images',
+      {
+        instances: [{ prompt: 'p', referenceImages: Array.from({ length: 4 }, () => ({ image: { bytesBase64Encoded: PNG_1PX.toString('base64') } })) }],
+      },
+    ],
+    [
+      'image bytes that are not an image',
+      { instances: [{ prompt: 'p', image: { bytesBase64Encoded: Buffer.from('not an image at all').toString('base64'), mimeType: 'image/png' } }] },
+    ],
+    [
+      'inlineData that is not an image',
+      { instances: [{ prompt: 'p', lastFrame: { inlineData: { mimeType: 'image/png', data: Buffer.from('GIF88zz').toString('base64') } } }] },
+    ],
   ])('answers 400 INVALID_ARGUMENT for %s', async (_label, body) => {
     const res = await predict(body);
     expect(res.status).toBe(400);
@@ -171,7 +195,11 @@ describe('predictLongRunning', () => {
   });
 
   it('rejects non-JSON and malformed JSON bodies', async () => {
-    const form = await fetch(`${sim.url}/v1beta/models/${MODEL}:predictLongRunning`, { method: 'POST', headers: { ...KEY, 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=b' });
+    const form = await fetch(`${sim.url}/v1beta/models/${MODEL}:predictLongRunning`, {
+      method: 'POST',
+      headers: { ...KEY, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=b',
+    });
     expect(form.status).toBe(400);
     expect((await gErr(form)).status).toBe('INVALID_ARGUMENT');
     const broken = await fetch(`${sim.url}/v1beta/models/${MODEL}:predictLongRunning`, { method: 'POST', headers: JSON_KEY, body: '{"instances": [' });
@@ -190,19 +218,39 @@ describe('predictLongRunning', () => {
     const missing = await predict({ instances: [{ prompt: 'p' }] }, MODEL, { 'content-type': 'application/json' });
     expect(missing.status).toBe(403);
     expect(await gErr(missing)).toMatchObject({ code: 403, status: 'PERMISSION_DENIED' });
-    const viaQuery = await fetch(`${sim.url}/v1beta/models/${MODEL}:predictLongRunning?key=abc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"instances":[{"prompt":"q"}]}' });
+    const viaQuery = await fetch(`${sim.url}/v1beta/models/${MODEL}:predictLongRunning?key=abc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"instances":[{"prompt":"q"}]}',
+    });
     expect(viaQuery.status).toBe(200);
 
     const locked = await startSimulator({ jobMs: 50, apiKey: 'right-key' });
     try {
-      const wrong = await fetch(`${locked.url}/v1beta/models/${MODEL}:predictLongRunning`, { method: 'POST', headers: { 'x-goog-api-key': 'wrong', 'content-type': 'application/json' }, body: '{"instances":[{"prompt":"q"}]}' });
+      const wrong = await fetch(`${locked.url}/v1beta/models/${MODEL}:predictLongRunning`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': 'wrong', 'content-type': 'application/json' },
+        body: '{"instances":[{"prompt":"q"}]}',
+      });
       expect(wrong.status).toBe(403);
-      const right = await fetch(`${locked.url}/v1beta/models/${MODEL}:predictLongRunning`, { method: 'POST', headers: { 'x-goog-api-key': 'right-key', 'content-type': 'application/json' }, body: '{"instances":[{"prompt":"q"}]}' });
+      const right = await fetch(`${locked.url}/v1beta/models/${MODEL}:predictLongRunning`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': 'right-key', 'content-type': 'application/json' },
+        body: '{"instances":[{"prompt":"q"}]}',
+      });
       expect(right.status).toBe(200);
-      const openaiWrong = await fetch(`${locked.url}/v1/videos`, { method: 'POST', headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' }, body: '{"prompt":"q"}' });
+      const openaiWrong = await fetch(`${locked.url}/v1/videos`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' },
+        body: '{"prompt":"q"}',
+      });
       expect(openaiWrong.status).toBe(401);
       expect(((await openaiWrong.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key');
-      const openaiRight = await fetch(`${locked.url}/v1/videos`, { method: 'POST', headers: { authorization: 'Bearer right-key', 'content-type': 'application/json' }, body: '{"prompt":"q"}' });
+      const openaiRight = await fetch(`${locked.url}/v1/videos`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer right-key', 'content-type': 'application/json' },
+        body: '{"prompt":"q"}',
+      });
       expect(openaiRight.status).toBe(200);
     } finally {
       await locked.close();

@@ -1,7 +1,14 @@
 /** Ids that carry a job's state (simulator/job-ids.ts): every field round-trips, made-up ids do not decode. */
 import { randomBytes } from 'node:crypto';
 import {
-  characterId, MAX_ID_DURATION_MS, modelHash, openAiVideoId, readCharacterId, readOpenAiVideoId, readVeoOperationId, veoOperationId,
+  characterId,
+  MAX_ID_DURATION_MS,
+  modelHash,
+  openAiVideoId,
+  readCharacterId,
+  readOpenAiVideoId,
+  readVeoOperationId,
+  veoOperationId,
 } from '../../simulator/job-ids';
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -24,7 +31,15 @@ test('an OpenAI-style video id carries its timeline, outcome, model, seconds and
 });
 
 test('a Veo operation id carries its samples, aspect ratio, duration and a hash of its model', () => {
-  const facts = { createdAt: NOW, durationMs: 20_000, outcome: 'filtered' as const, sampleCount: 4, aspect: 1, durationSeconds: 8, modelHash: modelHash('veo-3.0-generate-001') };
+  const facts = {
+    createdAt: NOW,
+    durationMs: 20_000,
+    outcome: 'filtered' as const,
+    sampleCount: 4,
+    aspect: 1,
+    durationSeconds: 8,
+    modelHash: modelHash('veo-3.0-generate-001'),
+  };
   const id = veoOperationId(facts);
   expect(id).toMatch(/^[0-9a-z]{31}$/);
   expect(readVeoOperationId(id)).toEqual(facts);
@@ -46,7 +61,14 @@ test('made-up, mistyped and foreign ids are not jobs', () => {
     const hex = randomBytes(16).toString('hex');
     expect(readOpenAiVideoId(`video_${hex}`)).toBeNull();
     expect(readCharacterId(`char_${hex}`)).toBeNull();
-    expect(readVeoOperationId(BigInt(`0x${hex}${hex.slice(0, 8)}`).toString(36).padStart(31, '0').slice(0, 31))).toBeNull();
+    expect(
+      readVeoOperationId(
+        BigInt(`0x${hex}${hex.slice(0, 8)}`)
+          .toString(36)
+          .padStart(31, '0')
+          .slice(0, 31),
+      ),
+    ).toBeNull();
   }
   const video = openAiVideoId({ createdAt: NOW, durationMs: 1, outcome: 'success', model: 0, seconds: 0, size: 0 });
   // A video id is not a character id, and one changed digit is not a video.

@@ -1,27 +1,46 @@
 import OpenAI from 'openai';
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
 
-interface ToolCall { id: string; type: string; function: { name: string; arguments: string } }
+interface ToolCall {
+  id: string;
+  type: string;
+  function: { name: string; arguments: string };
+}
 interface Completion {
-  id: string; object: string; created: number; model: string;
+  id: string;
+  object: string;
+  created: number;
+  model: string;
   choices: Array<{ index: number; message: { role: string; content: string | null; tool_calls?: ToolCall[] }; finish_reason: string }>;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
-interface Delta { role?: string; content?: string | null; tool_calls?: Array<{ index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }> }
+interface Delta {
+  role?: string;
+  content?: string | null;
+  tool_calls?: Array<{ index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
+}
 interface Chunk {
-  id: string; object: string; model: string;
+  id: string;
+  object: string;
+  model: string;
   choices: Array<{ index: number; delta: Delta; finish_reason: string | null }>;
   usage?: Completion['usage'] | null;
   error?: { message: string; type: string };
 }
-interface OpenAIError { error: { message: string; type: string; param: string | null; code: string | null } }
+interface OpenAIError {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
 
 const HEADERS = { authorization: 'Bearer sk-test', 'content-type': 'application/json' };
 const TOOLS = [{ type: 'function', function: { name: 'lookup', description: 'Look up', parameters: { type: 'object', properties: {} } } }];
 
 let sim: RunningSimulator;
-beforeAll(async () => { sim = await startSimulator({ jobMs: 100 }); });
-afterAll(async () => { await sim.close(); });
+beforeAll(async () => {
+  sim = await startSimulator({ jobMs: 100 });
+});
+afterAll(async () => {
+  await sim.close();
+});
 
 let seq = 0;
 const uniq = (text: string) => `${text} #${Date.now()}-${(seq += 1)}`;
@@ -30,33 +49,57 @@ function post(body: unknown, headers: Record<string, string> = HEADERS, init: Re
   return fetch(`${sim.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify(body), ...init });
 }
 const req = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
-async function errOf(res: Response): Promise<OpenAIError['error']> { return ((await res.json()) as OpenAIError).error; }
+async function errOf(res: Response): Promise<OpenAIError['error']> {
+  return ((await res.json()) as OpenAIError).error;
+}
 
 /** Every `data:` payload in order; the final `[DONE]` is kept as the string. */
 function parseData(text: string): Array<Chunk | '[DONE]'> {
-  return text.split('\n\n').filter((b) => b.trim() !== '').map((block) => {
-    expect(block.startsWith('data: ')).toBe(true);
-    const payload = block.slice(6);
-    return payload === '[DONE]' ? '[DONE]' : (JSON.parse(payload) as Chunk);
-  });
+  return text
+    .split('\n\n')
+    .filter((b) => b.trim() !== '')
+    .map((block) => {
+      expect(block.startsWith('data: ')).toBe(true);
+      const payload = block.slice(6);
+      return payload === '[DONE]' ? '[DONE]' : (JSON.parse(payload) as Chunk);
+    });
 }
 
 describe('POST /v1/chat/completions (non-streamed)', () => {
   it('echoes the last user message with usage and x-request-id', async () => {
-    const res = await post({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hello there' }] });
+    const res = await post({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'hello there' },
+      ],
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     const c = (await res.json()) as Completion;
     expect(c.id).toMatch(/^chatcmpl-/);
     expect(c).toMatchObject({ object: 'chat.completion', model: 'gpt-4o-mini' });
-    expect(c.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Echo: hello there', refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }]);
+    expect(c.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: 'Echo: hello there', refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' },
+    ]);
     const prompt = Math.ceil((3 + 11) / 4);
     const completion = Math.ceil('Echo: hello there'.length / 4);
     expect(c.usage).toEqual({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
   });
 
   it('accepts content parts and any non-claude/cm/sora/veo model; rejects those with 404', async () => {
-    const res = await post({ model: 'mistral-large', messages: [{ role: 'user', content: [{ type: 'text', text: 'parts' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] });
+    const res = await post({
+      model: 'mistral-large',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'parts' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
+      ],
+    });
     expect(((await res.json()) as Completion).choices[0]?.message.content).toBe('Echo: parts');
     for (const model of ['claude-3', 'cm-fast', 'sora-2', 'veo-3']) {
       const r = await post(req('x', { model }));
@@ -135,7 +178,10 @@ describe('POST /v1/chat/completions (streamed)', () => {
     const items = parseData(await (await post(req('go [sim:tool]', { stream: true, tools: TOOLS }))).text());
     const chunks = items.slice(0, -1) as Chunk[];
     expect(chunks[1]?.choices[0]?.delta.tool_calls?.[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'lookup', arguments: '' } });
-    const args = chunks.slice(2, -1).map((c) => c.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '').join('');
+    const args = chunks
+      .slice(2, -1)
+      .map((c) => c.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '')
+      .join('');
     expect(args).toBe('{}');
     expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('tool_calls');
   });
@@ -147,7 +193,11 @@ describe('POST /v1/chat/completions (streamed)', () => {
 });
 
 describe('fault markers', () => {
-  it.each([[429, 'requests'], [500, 'server_error'], [529, 'server_error']])('[sim:%i] answers that status (%s) before any byte', async (status, type) => {
+  it.each([
+    [429, 'requests'],
+    [500, 'server_error'],
+    [529, 'server_error'],
+  ])('[sim:%i] answers that status (%s) before any byte', async (status, type) => {
     for (const stream of [false, true]) {
       const res = await post(req(`boom [sim:${status}]`, { stream }));
       expect(res.status).toBe(status);
@@ -216,7 +266,12 @@ describe('official openai SDK against the simulator', () => {
     expect(c.choices[0]?.message.content).toBe('Echo: hi sdk');
     expect(c.usage?.total_tokens).toBeGreaterThan(0);
 
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'stream via sdk' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'stream via sdk' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | null | undefined;
     let finish: string | null | undefined;
@@ -229,11 +284,25 @@ describe('official openai SDK against the simulator', () => {
     expect(finish).toBe('stop');
     expect(usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 });
 
-    const tool = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x [sim:tool]' }], tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }] });
+    const tool = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'x [sim:tool]' }],
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
+    });
     expect(tool.choices[0]?.message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'lookup' } });
 
-    await expect(client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x [sim:429]' }] })).rejects.toMatchObject({ status: 429 });
-    const failing = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'a long prompt [sim:midstream-error]' }], stream: true });
-    await expect((async () => { for await (const chunk of failing) void chunk; })()).rejects.toThrow();
+    await expect(client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x [sim:429]' }] })).rejects.toMatchObject({
+      status: 429,
+    });
+    const failing = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'a long prompt [sim:midstream-error]' }],
+      stream: true,
+    });
+    await expect(
+      (async () => {
+        for await (const chunk of failing) void chunk;
+      })(),
+    ).rejects.toThrow();
   });
 });

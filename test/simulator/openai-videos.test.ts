@@ -3,13 +3,30 @@ import { startSimulator, type RunningSimulator } from '../../simulator/server';
 import { PROFILE_PNG, SAMPLE_MP4, SPRITESHEET_JPEG, THUMBNAIL_PNG } from '../../simulator/assets';
 
 interface Video {
-  id: string; object: string; model: string; status: string; progress: number;
-  created_at: number; completed_at: number | null; expires_at: number | null;
-  prompt: string; seconds: string; size: string; remixed_from_video_id: string | null;
+  id: string;
+  object: string;
+  model: string;
+  status: string;
+  progress: number;
+  created_at: number;
+  completed_at: number | null;
+  expires_at: number | null;
+  prompt: string;
+  seconds: string;
+  size: string;
+  remixed_from_video_id: string | null;
   error: { code: string; message: string } | null;
 }
-interface OpenAIError { error: { message: string; type: string; param: string | null; code: string | null } }
-interface VideoList { object: string; data: Video[]; first_id: string | null; last_id: string | null; has_more: boolean }
+interface OpenAIError {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+interface VideoList {
+  object: string;
+  data: Video[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
 
 const AUTH = { authorization: 'Bearer sk-test' };
 const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' };
@@ -17,8 +34,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
 let sim: RunningSimulator;
-beforeAll(async () => { sim = await startSimulator({ jobMs: 300 }); });
-afterAll(async () => { await sim.close(); });
+beforeAll(async () => {
+  sim = await startSimulator({ jobMs: 300 });
+});
+afterAll(async () => {
+  await sim.close();
+});
 
 async function createJson(body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { ...JSON_AUTH, ...headers }, body: JSON.stringify(body) });
@@ -54,13 +75,33 @@ describe('POST /v1/videos', () => {
     expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
     const v = await video(res);
     expect(Object.keys(v).sort()).toEqual([
-      'completed_at', 'created_at', 'error', 'expires_at', 'id', 'model', 'object', 'progress',
-      'prompt', 'remixed_from_video_id', 'seconds', 'size', 'status',
+      'completed_at',
+      'created_at',
+      'error',
+      'expires_at',
+      'id',
+      'model',
+      'object',
+      'progress',
+      'prompt',
+      'remixed_from_video_id',
+      'seconds',
+      'size',
+      'status',
     ]);
     expect(v.id).toMatch(/^video_[0-9a-f]{32}$/);
     expect(v).toMatchObject({
-      object: 'video', model: 'sora-2-pro', status: 'queued', progress: 0, prompt: 'a red fox in snow',
-      seconds: '12', size: '1792x1024', completed_at: null, expires_at: null, remixed_from_video_id: null, error: null,
+      object: 'video',
+      model: 'sora-2-pro',
+      status: 'queued',
+      progress: 0,
+      prompt: 'a red fox in snow',
+      seconds: '12',
+      size: '1792x1024',
+      completed_at: null,
+      expires_at: null,
+      remixed_from_video_id: null,
+      error: null,
     });
     expect(Math.abs(v.created_at - Date.now() / 1000)).toBeLessThan(5);
   });
@@ -248,7 +289,14 @@ describe('POST /v1/videos/{id}/remix', () => {
     expect(res.status).toBe(200);
     const r = await video(res);
     expect(r.id).not.toBe(src.id);
-    expect(r).toMatchObject({ remixed_from_video_id: src.id, prompt: 'now at night', status: 'queued', model: src.model, size: src.size, seconds: src.seconds });
+    expect(r).toMatchObject({
+      remixed_from_video_id: src.id,
+      prompt: 'now at night',
+      status: 'queued',
+      model: src.model,
+      size: src.size,
+      seconds: src.seconds,
+    });
     const meta = (await (await fetch(`${sim.url}/_sim/jobs/${r.id}`)).json()) as { remixedFrom: string };
     expect(meta.remixedFrom).toBe(src.id);
   });
@@ -336,7 +384,11 @@ describe('characters', () => {
   });
 
   it('validates name and video', async () => {
-    const notMp4 = await fetch(`${sim.url}/v1/videos/characters`, { method: 'POST', headers: AUTH, body: characterForm('x', Buffer.from('definitely not a video file')) });
+    const notMp4 = await fetch(`${sim.url}/v1/videos/characters`, {
+      method: 'POST',
+      headers: AUTH,
+      body: characterForm('x', Buffer.from('definitely not a video file')),
+    });
     expect(notMp4.status).toBe(400);
     expect((await oaiError(notMp4)).param).toBe('video');
     const longName = await fetch(`${sim.url}/v1/videos/characters`, { method: 'POST', headers: AUTH, body: characterForm('n'.repeat(81)) });
@@ -354,9 +406,12 @@ describe('Idempotency-Key', () => {
   it('replays the original response and creates nothing new', async () => {
     const local = await startSimulator({ jobMs: 50 });
     try {
-      const send = (key: string, prompt: string) => fetch(`${local.url}/v1/videos`, {
-        method: 'POST', headers: { ...JSON_AUTH, 'idempotency-key': key }, body: JSON.stringify({ prompt }),
-      });
+      const send = (key: string, prompt: string) =>
+        fetch(`${local.url}/v1/videos`, {
+          method: 'POST',
+          headers: { ...JSON_AUTH, 'idempotency-key': key },
+          body: JSON.stringify({ prompt }),
+        });
       const first = await video(await send('k-1', 'idem'));
       const replay = await send('k-1', 'idem');
       expect(replay.headers.get('idempotent-replayed')).toBe('true');

@@ -8,11 +8,34 @@ import { startSimulator, type RunningSimulator } from '../../simulator/server';
 import { SAMPLE_MP4 } from '../../simulator/assets';
 
 interface Video {
-  id: string; model: string; status: string; progress: number; created_at: number; completed_at: number | null;
-  prompt: string | null; seconds: string; size: string; remixed_from_video_id: string | null; error: { code: string } | null;
+  id: string;
+  model: string;
+  status: string;
+  progress: number;
+  created_at: number;
+  completed_at: number | null;
+  prompt: string | null;
+  seconds: string;
+  size: string;
+  remixed_from_video_id: string | null;
+  error: { code: string } | null;
 }
-interface SimJob { id: string; flavor: string; model: string | null; prompt: string | null; status: string; outcome: string; createdAt: number; durationMs: number }
-interface Operation { name: string; done?: boolean; error?: { code: number }; response?: { generateVideoResponse: { generatedSamples?: { video: { uri: string } }[]; raiMediaFilteredCount?: number } } }
+interface SimJob {
+  id: string;
+  flavor: string;
+  model: string | null;
+  prompt: string | null;
+  status: string;
+  outcome: string;
+  createdAt: number;
+  durationMs: number;
+}
+interface Operation {
+  name: string;
+  done?: boolean;
+  error?: { code: number };
+  response?: { generateVideoResponse: { generatedSamples?: { video: { uri: string } }[]; raiMediaFilteredCount?: number } };
+}
 
 const AUTH = { authorization: 'Bearer sk-test' };
 const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' };
@@ -62,10 +85,26 @@ test('OpenAI-style videos: status, progress, content, remix and delete after a r
   second = await startSimulator({ jobMs: 60_000 });
   // The same timeline: creation time, duration and outcome come from the id.
   for (const view of views) {
-    expect(await simJob(second, view.id)).toMatchObject({ id: view.id, flavor: 'openai', model: view.model, createdAt: view.createdAt, durationMs: view.durationMs, outcome: view.outcome, prompt: null });
+    expect(await simJob(second, view.id)).toMatchObject({
+      id: view.id,
+      flavor: 'openai',
+      model: view.model,
+      createdAt: view.createdAt,
+      durationMs: view.durationMs,
+      outcome: view.outcome,
+      prompt: null,
+    });
   }
   const after = await json<Video>(await getVideo(second, made.id));
-  expect(after).toMatchObject({ id: made.id, model: 'sora-2-pro', seconds: '12', size: '1792x1024', created_at: made.created_at, prompt: null, remixed_from_video_id: null });
+  expect(after).toMatchObject({
+    id: made.id,
+    model: 'sora-2-pro',
+    seconds: '12',
+    size: '1792x1024',
+    created_at: made.created_at,
+    prompt: null,
+    remixed_from_video_id: null,
+  });
   expect(after.progress).toBeGreaterThanOrEqual(before.progress);
   expect(await json<Video>(await getVideo(second, long.id))).toMatchObject({ status: 'queued', progress: 0, seconds: '8', size: '480x480' });
 
@@ -76,7 +115,9 @@ test('OpenAI-style videos: status, progress, content, remix and delete after a r
   expect(Buffer.from(await content.arrayBuffer()).equals(SAMPLE_MP4)).toBe(true);
   expect(await waitDone(second, failing.id)).toMatchObject({ status: 'failed', error: { code: 'generation_failed' } });
 
-  const remix = await json<Video>(await fetch(`${second.url}/v1/videos/${made.id}/remix`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'again' }) }));
+  const remix = await json<Video>(
+    await fetch(`${second.url}/v1/videos/${made.id}/remix`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ prompt: 'again' }) }),
+  );
   expect(remix).toMatchObject({ remixed_from_video_id: made.id, model: 'sora-2-pro', seconds: '12', size: '1792x1024', status: 'queued' });
 
   // A mistyped id is still unknown, and a deleted one stays deleted.
@@ -95,13 +136,20 @@ test('characters are accepted by a restarted simulator', async () => {
   form.append('name', 'hero');
   form.append('self_portrait', 'true');
   form.append('video', new Blob([new Uint8Array(SAMPLE_MP4)], { type: 'video/mp4' }), 'clip.mp4');
-  const character = await json<{ id: string; name: string; created_at: number }>(await fetch(`${first.url}/v1/videos/characters`, { method: 'POST', headers: AUTH, body: form }));
+  const character = await json<{ id: string; name: string; created_at: number }>(
+    await fetch(`${first.url}/v1/videos/characters`, { method: 'POST', headers: AUTH, body: form }),
+  );
   await first.close();
   first = undefined;
 
   second = await startSimulator({ jobMs: 500 });
   // The name is the one thing an id cannot hold.
-  expect(await json(await fetch(`${second.url}/v1/videos/characters/${character.id}`, { headers: AUTH }))).toEqual({ id: character.id, name: null, created_at: character.created_at, self_portrait: true });
+  expect(await json(await fetch(`${second.url}/v1/videos/characters/${character.id}`, { headers: AUTH }))).toEqual({
+    id: character.id,
+    name: null,
+    created_at: character.created_at,
+    self_portrait: true,
+  });
   expect((await fetch(`${second.url}/v1/videos/characters/${character.id}/profile_picture`, { headers: AUTH })).status).toBe(200);
   const cast = await json<Video>(await createVideo(second, { prompt: 'with the hero', characters: [character.id] }));
   expect((await simJob(second, cast.id)).status).toBe('queued');
@@ -110,7 +158,9 @@ test('characters are accepted by a restarted simulator', async () => {
 
 test('Veo operations, their files and signed blob links after a restart', async () => {
   first = await startSimulator({ jobMs: 60_000 });
-  const ok = await json<Operation>(await predict(first, { instances: [{ prompt: 'sea [sim:ms=800]' }], parameters: { aspectRatio: '9:16', durationSeconds: 6, sampleCount: 2 } }));
+  const ok = await json<Operation>(
+    await predict(first, { instances: [{ prompt: 'sea [sim:ms=800]' }], parameters: { aspectRatio: '9:16', durationSeconds: 6, sampleCount: 2 } }),
+  );
   const filtered = await json<Operation>(await predict(first, { instances: [{ prompt: 'x [sim:filtered][sim:ms=300]' }] }));
   const failed = await json<Operation>(await predict(first, { instances: [{ prompt: 'x [sim:fail][sim:ms=300]' }] }));
   const early = await json<Operation>(await predict(first, { instances: [{ prompt: 'early [sim:ms=0]' }] }));

@@ -4,10 +4,23 @@ import { newJob, progressAt, statusAt } from '../../simulator/jobs';
 import { parseMarkers } from '../../simulator/faults';
 import { looksLikeMp4, SAMPLE_MP4, sniffImage, THUMBNAIL_PNG, PROFILE_PNG, SPRITESHEET_JPEG } from '../../simulator/assets';
 
-interface Stats { jobsCreated: { veo: number; openai: number }; charactersCreated: number; jobsStored: number; requests: Record<string, number>; faults: Record<string, number> }
+interface Stats {
+  jobsCreated: { veo: number; openai: number };
+  charactersCreated: number;
+  jobsStored: number;
+  requests: Record<string, number>;
+  faults: Record<string, number>;
+}
 interface SimJob {
-  id: string; flavor: string; model: string; prompt: string; status: string; createdAt: number;
-  completedAt: number | null; idempotencyKey: string | null; remixedFrom: string | null;
+  id: string;
+  flavor: string;
+  model: string;
+  prompt: string;
+  status: string;
+  createdAt: number;
+  completedAt: number | null;
+  idempotencyKey: string | null;
+  remixedFrom: string | null;
 }
 
 const AUTH = { authorization: 'Bearer sk-test', 'content-type': 'application/json' };
@@ -15,8 +28,12 @@ const GKEY = { 'x-goog-api-key': 'k', 'content-type': 'application/json' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sim: RunningSimulator;
-beforeAll(async () => { sim = await startSimulator({ jobMs: 200 }); });
-afterAll(async () => { await sim.close(); });
+beforeAll(async () => {
+  sim = await startSimulator({ jobMs: 200 });
+});
+afterAll(async () => {
+  await sim.close();
+});
 
 const stats = async (s: RunningSimulator = sim): Promise<Stats> => (await (await fetch(`${s.url}/_sim/stats`)).json()) as Stats;
 
@@ -72,16 +89,36 @@ describe('/_sim introspection', () => {
   });
 
   it('jobs/{id} for both flavors with the computed completion time', async () => {
-    const v = (await (await fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { ...AUTH, 'idempotency-key': 'intro-1' }, body: '{"prompt":"intro [sim:ms=40]","model":"sora-2-pro"}' })).json()) as { id: string };
+    const v = (await (
+      await fetch(`${sim.url}/v1/videos`, {
+        method: 'POST',
+        headers: { ...AUTH, 'idempotency-key': 'intro-1' },
+        body: '{"prompt":"intro [sim:ms=40]","model":"sora-2-pro"}',
+      })
+    ).json()) as { id: string };
     const running = (await (await fetch(`${sim.url}/_sim/jobs/${v.id}`)).json()) as SimJob;
-    expect(running).toMatchObject({ id: v.id, flavor: 'openai', model: 'sora-2-pro', prompt: 'intro [sim:ms=40]', completedAt: null, idempotencyKey: 'intro-1', remixedFrom: null });
+    expect(running).toMatchObject({
+      id: v.id,
+      flavor: 'openai',
+      model: 'sora-2-pro',
+      prompt: 'intro [sim:ms=40]',
+      completedAt: null,
+      idempotencyKey: 'intro-1',
+      remixedFrom: null,
+    });
     expect(['queued', 'in_progress']).toContain(running.status);
     await sleep(60);
     const done = (await (await fetch(`${sim.url}/_sim/jobs/${v.id}`)).json()) as SimJob;
     expect(done.status).toBe('completed');
     expect(done.completedAt).toBe(done.createdAt + 40);
 
-    const op = (await (await fetch(`${sim.url}/v1beta/models/veo-3.0-fast-generate-001:predictLongRunning`, { method: 'POST', headers: GKEY, body: '{"instances":[{"prompt":"veo intro"}]}' })).json()) as { name: string };
+    const op = (await (
+      await fetch(`${sim.url}/v1beta/models/veo-3.0-fast-generate-001:predictLongRunning`, {
+        method: 'POST',
+        headers: GKEY,
+        body: '{"instances":[{"prompt":"veo intro"}]}',
+      })
+    ).json()) as { name: string };
     const opId = op.name.split('/').pop() ?? '';
     const veo = (await (await fetch(`${sim.url}/_sim/jobs/${opId}`)).json()) as SimJob;
     expect(veo).toMatchObject({ id: opId, flavor: 'veo', model: 'veo-3.0-fast-generate-001', prompt: 'veo intro', idempotencyKey: null });
@@ -95,14 +132,20 @@ describe('/_sim introspection', () => {
     try {
       await fetch(`${s.url}/v1/videos`, { method: 'POST', headers: AUTH, body: '{"prompt":"a"}' });
       await fetch(`${s.url}/v1/videos`, { method: 'POST', headers: AUTH, body: '{"prompt":"b [sim:submit-429=1]"}' });
-      const op = (await (await fetch(`${s.url}/v1beta/models/veo-2.0-generate-001:predictLongRunning`, { method: 'POST', headers: GKEY, body: '{"instances":[{"prompt":"c"}]}' })).json()) as { name: string };
+      const op = (await (
+        await fetch(`${s.url}/v1beta/models/veo-2.0-generate-001:predictLongRunning`, { method: 'POST', headers: GKEY, body: '{"instances":[{"prompt":"c"}]}' })
+      ).json()) as { name: string };
       await fetch(`${s.url}/v1beta/${op.name}`, { headers: GKEY });
       await fetch(`${s.url}/v1/nowhere`, { headers: AUTH });
       const st = await stats(s);
       expect(st.jobsCreated).toEqual({ veo: 1, openai: 1 });
       expect(st.jobsStored).toBe(2);
       expect(st.requests).toEqual({
-        'openai.videos.create': 2, 'veo.predict': 1, 'veo.operation': 1, 'openai.unmatched': 1, 'sim.stats': 1,
+        'openai.videos.create': 2,
+        'veo.predict': 1,
+        'veo.operation': 1,
+        'openai.unmatched': 1,
+        'sim.stats': 1,
       });
       expect(st.faults).toEqual({ 'submit-429': 1 });
 
@@ -149,7 +192,11 @@ describe('robustness', () => {
     const text = await fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { ...AUTH, 'content-type': 'text/plain' }, body: 'prompt=x' });
     expect(text.status).toBe(400);
     expect(((await text.json()) as { error: { message: string } }).error.message).toMatch(/content type/i);
-    const brokenMultipart = await fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { ...AUTH, 'content-type': 'multipart/form-data; boundary=zzz' }, body: 'garbage' });
+    const brokenMultipart = await fetch(`${sim.url}/v1/videos`, {
+      method: 'POST',
+      headers: { ...AUTH, 'content-type': 'multipart/form-data; boundary=zzz' },
+      body: 'garbage',
+    });
     expect(brokenMultipart.status).toBe(400);
   });
 
@@ -165,8 +212,13 @@ describe('robustness', () => {
     const before = await stats();
     await new Promise<void>((resolve) => {
       const socket = net.connect(sim.port, '127.0.0.1', () => {
-        socket.write('POST /v1/videos HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"prompt":"half');
-        setTimeout(() => { socket.destroy(); resolve(); }, 30);
+        socket.write(
+          'POST /v1/videos HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"prompt":"half',
+        );
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 30);
       });
     });
     await new Promise<void>((resolve) => {
@@ -210,11 +262,16 @@ describe('robustness', () => {
     const socket = net.connect(sim.port, '127.0.0.1');
     const response = new Promise<string>((resolve) => {
       let text = '';
-      socket.on('data', (d: Buffer) => { text += d.toString(); if (text.includes('"object":"video"')) resolve(text); });
+      socket.on('data', (d: Buffer) => {
+        text += d.toString();
+        if (text.includes('"object":"video"')) resolve(text);
+      });
     });
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     // Send the headers and only half of the body: the first request is now in flight.
-    socket.write(`POST /v1/videos HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nIdempotency-Key: inflight-1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+    socket.write(
+      `POST /v1/videos HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nIdempotency-Key: inflight-1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
     await sleep(30);
     const dup = await fetch(`${sim.url}/v1/videos`, { method: 'POST', headers: { ...AUTH, 'idempotency-key': 'inflight-1' }, body });
     expect(dup.status).toBe(409);
@@ -229,13 +286,17 @@ describe('robustness', () => {
   it('keeps up with 1000 jobs in flight polled concurrently', async () => {
     const s = await startSimulator({ jobMs: 300 });
     try {
-      const ids = await Promise.all(Array.from({ length: 1000 }, async (_, i) => {
-        const res = await fetch(`${s.url}/v1/videos`, { method: 'POST', headers: AUTH, body: JSON.stringify({ prompt: `load ${i}` }) });
-        return ((await res.json()) as { id: string }).id;
-      }));
+      const ids = await Promise.all(
+        Array.from({ length: 1000 }, async (_, i) => {
+          const res = await fetch(`${s.url}/v1/videos`, { method: 'POST', headers: AUTH, body: JSON.stringify({ prompt: `load ${i}` }) });
+          return ((await res.json()) as { id: string }).id;
+        }),
+      );
       expect(new Set(ids).size).toBe(1000);
       await sleep(350);
-      const statuses = await Promise.all(ids.map(async (id) => ((await (await fetch(`${s.url}/v1/videos/${id}`, { headers: AUTH })).json()) as { status: string }).status));
+      const statuses = await Promise.all(
+        ids.map(async (id) => ((await (await fetch(`${s.url}/v1/videos/${id}`, { headers: AUTH })).json()) as { status: string }).status),
+      );
       expect(statuses.every((st) => st === 'completed')).toBe(true);
     } finally {
       await s.close();
@@ -245,7 +306,17 @@ describe('robustness', () => {
 
 describe('job model (unit)', () => {
   it('derives status and a monotonic ease-out progress from the clock', () => {
-    const job = newJob({ makeId: () => 'j', flavor: 'openai', model: 'sora-2', prompt: 'p', now: 1000, defaultJobMs: 1000, markers: parseMarkers(''), idempotencyKey: null, size: '720x1280' });
+    const job = newJob({
+      makeId: () => 'j',
+      flavor: 'openai',
+      model: 'sora-2',
+      prompt: 'p',
+      now: 1000,
+      defaultJobMs: 1000,
+      markers: parseMarkers(''),
+      idempotencyKey: null,
+      size: '720x1280',
+    });
     expect(statusAt(job, 1000)).toBe('queued');
     expect(progressAt(job, 1050)).toBe(0);
     expect(statusAt(job, 1200)).toBe('in_progress');
@@ -260,10 +331,30 @@ describe('job model (unit)', () => {
     expect(progressAt(job, 1550)).toBeGreaterThan(50);
     expect(statusAt(job, 2000)).toBe('completed');
     expect(progressAt(job, 2000)).toBe(100);
-    const failed = newJob({ makeId: () => 'f', flavor: 'veo', model: 'veo-2', prompt: 'p', now: 0, defaultJobMs: 100, markers: parseMarkers('[sim:fail]'), idempotencyKey: null, size: '16:9' });
+    const failed = newJob({
+      makeId: () => 'f',
+      flavor: 'veo',
+      model: 'veo-2',
+      prompt: 'p',
+      now: 0,
+      defaultJobMs: 100,
+      markers: parseMarkers('[sim:fail]'),
+      idempotencyKey: null,
+      size: '16:9',
+    });
     expect(statusAt(failed, 100)).toBe('failed');
     expect(progressAt(failed, 100)).toBeLessThan(100);
-    const instant = newJob({ makeId: () => 'i', flavor: 'veo', model: 'veo-2', prompt: 'p', now: 0, defaultJobMs: 0, markers: parseMarkers(''), idempotencyKey: null, size: '16:9' });
+    const instant = newJob({
+      makeId: () => 'i',
+      flavor: 'veo',
+      model: 'veo-2',
+      prompt: 'p',
+      now: 0,
+      defaultJobMs: 0,
+      markers: parseMarkers(''),
+      idempotencyKey: null,
+      size: '16:9',
+    });
     expect(statusAt(instant, 0)).toBe('completed');
   });
 });

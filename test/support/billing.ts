@@ -27,7 +27,10 @@ export async function ledgerOf(base: string, keyId: string): Promise<LedgerEntry
 
 /** The ledger entries of one task, as "kind:amount", sorted. */
 export async function taskEntries(base: string, keyId: string, taskId: string): Promise<string[]> {
-  return (await ledgerOf(base, keyId)).filter((e) => e.ref === taskId).map((e) => `${e.kind}:${e.amount}`).sort();
+  return (await ledgerOf(base, keyId))
+    .filter((e) => e.ref === taskId)
+    .map((e) => `${e.kind}:${e.amount}`)
+    .sort();
 }
 
 export async function auditMismatches(base: string): Promise<unknown[]> {

@@ -66,7 +66,9 @@ export async function testDatabases(): Promise<string[]> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    const rows = (await admin.query<{ datname: string }>('select datname from pg_database where left(datname, length($1)) = $1 order by datname', [TEST_DB_PREFIX])).rows;
+    const rows = (
+      await admin.query<{ datname: string }>('select datname from pg_database where left(datname, length($1)) = $1 order by datname', [TEST_DB_PREFIX])
+    ).rows;
     return rows.map((r) => {
       const url = new URL(adminUrl);
       url.pathname = `/${r.datname}`;

@@ -85,10 +85,15 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
   };
 
   const apiUp = (base: string) =>
-    waitFor('api listening', async () => {
-      const res = await fetch(`${base}/healthz`);
-      return res.status === 200 || res.status === 503;
-    }, 60_000, 100);
+    waitFor(
+      'api listening',
+      async () => {
+        const res = await fetch(`${base}/healthz`);
+        return res.status === 200 || res.status === 503;
+      },
+      60_000,
+      100,
+    );
   await apiUp(url);
   if (!opts.noWorker) await startWorker();
 

@@ -48,10 +48,7 @@ describe('billing reconciler', () => {
     const { reconciler, calls } = setup({ stopped: ['t_stopped'] });
     expect(await reconciler.runOnce()).toBe(1);
     expect(await reconciler.runOnce()).toBe(0);
-    expect(calls).toEqual([
-      "refund t_stopped: the task's workflow ended without finishing",
-      "refund t_stopped: the task's workflow ended without finishing",
-    ]);
+    expect(calls).toEqual(["refund t_stopped: the task's workflow ended without finishing", "refund t_stopped: the task's workflow ended without finishing"]);
   });
 
   it('sweeps from an hour back first, then from a minute before the previous sweep began', async () => {

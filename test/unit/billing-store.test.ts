@@ -41,8 +41,21 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
   const queues = (n: number) => Array.from({ length: n }, () => new ChargeQueue(billing));
   const chargePaths: [string, () => (c: TaskCharge) => Promise<'charged' | 'already'>][] = [
     ['one statement each', () => (c) => billing.chargeTask(c)],
-    ['one queue', () => { const [q] = queues(1); return (c) => q!.charge(c); }],
-    ['two queues', () => { const qs = queues(2); let i = 0; return (c) => qs[i++ % 2]!.charge(c); }],
+    [
+      'one queue',
+      () => {
+        const [q] = queues(1);
+        return (c) => q!.charge(c);
+      },
+    ],
+    [
+      'two queues',
+      () => {
+        const qs = queues(2);
+        let i = 0;
+        return (c) => qs[i++ % 2]!.charge(c);
+      },
+    ],
   ];
   const video = (keyId: string, taskId: string, amount = PRICE): TaskCharge => ({ keyId, taskId, kind: 'video', model: 'vidgen3', amount });
 
@@ -70,12 +83,18 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
       video(key.id, id('a'), 3 * PRICE), // earlier in this batch
       video(key.id, id('d'), 1),
     ]);
-    expect(outcomes.map((o) => (typeof o === 'string' ? o : o instanceof InsufficientBalance ? `InsufficientBalance:${o.balance}` : o.constructor.name))).toEqual([
-      'charged', `InsufficientBalance:${2 * PRICE}`, 'charged', 'already', 'already', 'InsufficientBalance:0',
-    ]);
+    expect(
+      outcomes.map((o) => (typeof o === 'string' ? o : o instanceof InsufficientBalance ? `InsufficientBalance:${o.balance}` : o.constructor.name)),
+    ).toEqual(['charged', `InsufficientBalance:${2 * PRICE}`, 'charged', 'already', 'already', 'InsufficientBalance:0']);
     expect(await balanceOf(key.id)).toBe(0);
     const charges = (await billing.ledger(key.id, 100)).filter((e) => e.kind === 'charge');
-    expect(charges.map((e) => [e.ref, e.amount]).sort()).toEqual([[id('a'), -3 * PRICE], [id('before'), -PRICE], [id('c'), -2 * PRICE]].sort());
+    expect(charges.map((e) => [e.ref, e.amount]).sort()).toEqual(
+      [
+        [id('a'), -3 * PRICE],
+        [id('before'), -PRICE],
+        [id('c'), -2 * PRICE],
+      ].sort(),
+    );
     expect((await billing.view(key.id))?.tasksInFlight).toBe(3);
     // Tasks in flight: one slot left takes the first video; a character needs no slot.
     const slots = await keys.issue('batch-slots', { maxConcurrentTasks: 2 });
@@ -286,7 +305,15 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     const key = await keys.issue('text', { quota: 1_000_000 });
     const holds = new TextHolds(opened.db, 10, pino({ level: 'silent' }));
     const usage = new UsageRecorder(opened.db, pino({ level: 'silent' }), DEFAULT_PRICES);
-    const record = { keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', channel: 'c', endpoint: 'messages' as const, streamed: true, outcome: 'aborted' as const };
+    const record = {
+      keyId: key.id,
+      requestId: 'req',
+      model: 'cm-sonnet-4.5',
+      channel: 'c',
+      endpoint: 'messages' as const,
+      streamed: true,
+      outcome: 'aborted' as const,
+    };
     const hold = () => holds.hold({ keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', endpoint: 'messages', streamed: true, amount: 10_000 });
     const [a, b] = await Promise.all([hold(), hold()]);
     expect(await billing.balance(key.id)).toMatchObject({ balance: 1_000_000, held: 20_000 });
@@ -297,7 +324,12 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     ]);
     expect(await billing.balance(key.id)).toMatchObject({ balance: 1_000_000 - 6006, held: 0 });
     const entries = await billing.ledger(key.id, 10);
-    expect(entries.filter((e) => e.kind === 'usage').map((e) => e.amount).sort((x, y) => x - y)).toEqual([-6003, -3]);
+    expect(
+      entries
+        .filter((e) => e.kind === 'usage')
+        .map((e) => e.amount)
+        .sort((x, y) => x - y),
+    ).toEqual([-6003, -3]);
     // Settling a hold again (a retried write) bills nothing more.
     await usage.settle({ holdId: a, keyId: key.id, usage: { ...record, inputTokens: 1000, outputTokens: 200, cacheCreationTokens: 0, cacheReadTokens: 10 } });
     expect(await balanceOf(key.id)).toBe(1_000_000 - 6006);
@@ -334,7 +366,15 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     const holds = new TextHolds(opened.db, 10, pino({ level: 'silent' }));
     const usage = new UsageRecorder(flaky, pino({ level: 'silent' }), DEFAULT_PRICES);
     const holdId = await holds.hold({ keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', endpoint: 'messages', streamed: false, amount: 5000 });
-    const record = { keyId: key.id, requestId: 'req', model: 'cm-sonnet-4.5', channel: 'c', endpoint: 'messages' as const, streamed: false, outcome: 'completed' as const };
+    const record = {
+      keyId: key.id,
+      requestId: 'req',
+      model: 'cm-sonnet-4.5',
+      channel: 'c',
+      endpoint: 'messages' as const,
+      streamed: false,
+      outcome: 'completed' as const,
+    };
     // Resolves only once a write went through: the failed one is retried after a second.
     await usage.settle({ holdId, keyId: key.id, usage: { ...record, inputTokens: 1000, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 } });
     expect(failures).toBe(0);

@@ -27,10 +27,12 @@ function files(): string[] {
 
 /** A stream that yields `chunks`, then fails. */
 function failingAfter(chunks: Buffer[]): Readable {
-  return Readable.from((async function* () {
-    for (const c of chunks) yield c;
-    throw new Error('the upstream connection dropped');
-  })());
+  return Readable.from(
+    (async function* () {
+      for (const c of chunks) yield c;
+      throw new Error('the upstream connection dropped');
+    })(),
+  );
 }
 
 test('a write publishes the complete file under its key, and nothing else', async () => {

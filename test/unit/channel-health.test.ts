@@ -7,7 +7,17 @@ import type { TextChannel } from '../../src/config/channels';
 import { ChannelHealth } from '../../src/proxy/channel-health';
 
 function channel(name: string, priority = 0, weight = 1, extra: Partial<TextChannel> = {}): TextChannel {
-  return { name, type: 'anthropic-native', baseUrl: `https://${name}.test`, apiKey: 'k', models: { 'cm-haiku-4.5': 'claude-haiku-4-5' }, priority, weight, simulated: false, ...extra };
+  return {
+    name,
+    type: 'anthropic-native',
+    baseUrl: `https://${name}.test`,
+    apiKey: 'k',
+    models: { 'cm-haiku-4.5': 'claude-haiku-4-5' },
+    priority,
+    weight,
+    simulated: false,
+    ...extra,
+  };
 }
 
 /** mulberry32: a small seeded PRNG, so the statistics below are the same on every run. */
@@ -178,7 +188,14 @@ describe('rest and recovery', () => {
     for (let i = 0; i < THRESHOLD; i++) health.failed('main', 'HTTP 500');
     health.succeeded('main');
     expect(names(health.order(list))).toEqual(['main', 'backup']);
-    expect(health.view([main])[0]).toMatchObject({ state: 'healthy', resting_until: null, consecutive_failures: 0, served: 1, failed: 3, last_error: 'HTTP 500' });
+    expect(health.view([main])[0]).toMatchObject({
+      state: 'healthy',
+      resting_until: null,
+      consecutive_failures: 0,
+      served: 1,
+      failed: 3,
+      last_error: 'HTTP 500',
+    });
   });
 
   test('after the rest, one more failure sends it straight back to rest', () => {

@@ -109,7 +109,10 @@ describe('no provider credentials: the simulator', () => {
 
   test('empty credentials count as unset', () => {
     const list = channels({ GEMINI_API_KEY: '   ', OPENAI_VIDEOS_BASE_URL: '', OPENAI_VIDEOS_API_KEY: '' });
-    expect(list.map((c) => [c.name, c.simulated])).toEqual([['sim-veo', true], ['sim-openai-videos', true]]);
+    expect(list.map((c) => [c.name, c.simulated])).toEqual([
+      ['sim-veo', true],
+      ['sim-openai-videos', true],
+    ]);
   });
 
   test('every video model is routed to a simulated channel of the matching protocol', () => {
@@ -313,18 +316,36 @@ describe('CHANNELS_FILE', () => {
   });
 
   test('env shortcuts are added after the file channels', () => {
-    const file = writeFile('json', JSON.stringify({ channels: [{ name: 'filed', type: 'gemini-veo', base_url: 'https://f.test', api_key: 'k', models: { vidgen3: 'x' }, priority: 5 }] }));
+    const file = writeFile(
+      'json',
+      JSON.stringify({ channels: [{ name: 'filed', type: 'gemini-veo', base_url: 'https://f.test', api_key: 'k', models: { vidgen3: 'x' }, priority: 5 }] }),
+    );
     const list = channels({ CHANNELS_FILE: file, GEMINI_API_KEY: 'g' });
     expect(list.map((c) => c.name)).toEqual(['filed', 'gemini']);
     expect(channelsFor(list, 'vidgen3').map((c) => c.name)).toEqual(['filed', 'gemini']);
   });
 
-  const channel = (extra: Record<string, unknown>) => ({ name: 'c1', type: 'gemini-veo', base_url: 'https://x.test', api_key: 'k', models: { vidgen3: 'm' }, ...extra });
+  const channel = (extra: Record<string, unknown>) => ({
+    name: 'c1',
+    type: 'gemini-veo',
+    base_url: 'https://x.test',
+    api_key: 'k',
+    models: { vidgen3: 'm' },
+    ...extra,
+  });
 
   test.each<[string, () => string, RegExp]>([
     ['an unknown channel type', () => writeFile('json', JSON.stringify({ channels: [channel({ type: 'runway' })] })), /channels\.0\.type/],
     ['no api_key and no api_key_env', () => writeFile('json', JSON.stringify({ channels: [channel({ api_key: undefined })] })), /channel c1 has no api_key/],
-    ['an api_key_env naming an unset variable', () => writeFile('yaml', 'channels:\n  - name: c1\n    type: gemini-veo\n    base_url: https://x.test\n    api_key_env: NOT_SET_ANYWHERE\n    models: { vidgen3: m }\n'), /channel c1 has no api_key/],
+    [
+      'an api_key_env naming an unset variable',
+      () =>
+        writeFile(
+          'yaml',
+          'channels:\n  - name: c1\n    type: gemini-veo\n    base_url: https://x.test\n    api_key_env: NOT_SET_ANYWHERE\n    models: { vidgen3: m }\n',
+        ),
+      /channel c1 has no api_key/,
+    ],
     ['a missing base_url', () => writeFile('json', JSON.stringify({ channels: [channel({ base_url: undefined })] })), /channels\.0\.base_url/],
     ['an unknown channel field', () => writeFile('json', JSON.stringify({ channels: [channel({ apikey: 'typo' })] })), /apikey/],
     ['an unknown top-level field', () => writeFile('yaml', 'channels: []\nchanels: []\n'), /chanels/],
@@ -428,7 +449,9 @@ describe('text channels: env shortcuts', () => {
   });
 
   test('ANTHROPIC_BASE_URL replaces the default (trailing slash dropped)', () => {
-    expect(textChannels({ ANTHROPIC_API_KEY: 'a', ANTHROPIC_BASE_URL: 'https://claude-proxy.test/' }).map((c) => c.baseUrl)).toEqual(['https://claude-proxy.test']);
+    expect(textChannels({ ANTHROPIC_API_KEY: 'a', ANTHROPIC_BASE_URL: 'https://claude-proxy.test/' }).map((c) => c.baseUrl)).toEqual([
+      'https://claude-proxy.test',
+    ]);
   });
 
   test('OPENAI_API_KEY: one openai-compatible channel on api.openai.com/v1 with the four default models', () => {
@@ -447,7 +470,11 @@ describe('text channels: env shortcuts', () => {
   });
 
   test('OPENAI_BASE_URL and OPENAI_MODELS (a comma list, blanks trimmed and empty items skipped)', () => {
-    const [openai] = textChannels({ OPENAI_API_KEY: 'o', OPENAI_BASE_URL: 'https://llm.test/api/v1/', OPENAI_MODELS: ' llama-3.1-70b, qwen2.5 ,,mistral-large' });
+    const [openai] = textChannels({
+      OPENAI_API_KEY: 'o',
+      OPENAI_BASE_URL: 'https://llm.test/api/v1/',
+      OPENAI_MODELS: ' llama-3.1-70b, qwen2.5 ,,mistral-large',
+    });
     expect(openai?.baseUrl).toBe('https://llm.test/api/v1');
     expect(openai?.models).toEqual({ 'llama-3.1-70b': 'llama-3.1-70b', 'qwen2.5': 'qwen2.5', 'mistral-large': 'mistral-large' });
   });
@@ -554,7 +581,12 @@ describe('text channels: CHANNELS_FILE', () => {
   });
 
   test('text file channels and text shortcuts: file first, channelsFor orders by priority', () => {
-    const file = writeFile('json', JSON.stringify({ channels: [{ name: 'backup', type: 'anthropic-native', base_url: 'https://b.test', api_key: 'b', models: ['cm-haiku-4.5'], priority: -1 }] }));
+    const file = writeFile(
+      'json',
+      JSON.stringify({
+        channels: [{ name: 'backup', type: 'anthropic-native', base_url: 'https://b.test', api_key: 'b', models: ['cm-haiku-4.5'], priority: -1 }],
+      }),
+    );
     const list = textChannels({ CHANNELS_FILE: file, ANTHROPIC_API_KEY: 'a' });
     expect(list.map((c) => c.name)).toEqual(['backup', 'anthropic']);
     expect(channelsFor(list, 'cm-haiku-4.5').map((c) => [c.name, c.models['cm-haiku-4.5']])).toEqual([
@@ -564,11 +596,21 @@ describe('text channels: CHANNELS_FILE', () => {
   });
 
   test.each([1, 7, 1000])('weight %d is accepted', (weight) => {
-    const file = writeFile('json', JSON.stringify({ channels: [{ name: 'w', type: 'openai-compatible', base_url: 'https://o.test', api_key: 'k', models: ['m'], weight }] }));
+    const file = writeFile(
+      'json',
+      JSON.stringify({ channels: [{ name: 'w', type: 'openai-compatible', base_url: 'https://o.test', api_key: 'k', models: ['m'], weight }] }),
+    );
     expect(textChannels({ CHANNELS_FILE: file }).map((c) => c.weight)).toEqual([weight]);
   });
 
-  const textChannel = (extra: Record<string, unknown>) => ({ name: 't1', type: 'anthropic-native', base_url: 'https://t.test', api_key: 'k', models: ['cm-haiku-4.5'], ...extra });
+  const textChannel = (extra: Record<string, unknown>) => ({
+    name: 't1',
+    type: 'anthropic-native',
+    base_url: 'https://t.test',
+    api_key: 'k',
+    models: ['cm-haiku-4.5'],
+    ...extra,
+  });
   const fileOf = (...list: Record<string, unknown>[]) => writeFile('json', JSON.stringify({ channels: list }));
 
   test.each<[string, () => string, RegExp]>([
@@ -578,11 +620,27 @@ describe('text channels: CHANNELS_FILE', () => {
     ['an empty models list', () => fileOf(textChannel({ models: [] })), /channels\.0\.models: must name at least one model/],
     ['an empty models map', () => fileOf(textChannel({ models: {} })), /channels\.0\.models: must name at least one model/],
     ['an empty upstream model name', () => fileOf(textChannel({ models: { 'cm-haiku-4.5': '' } })), /channels\.0\.models/],
-    ['two text channels with one name', () => fileOf(textChannel({}), textChannel({ type: 'openai-compatible', base_url: 'https://o.test' })), /two channels are named t1/],
-    ['a video and a text channel with one name', () => fileOf({ name: 't1', type: 'gemini-veo', base_url: 'https://v.test', api_key: 'k', models: { vidgen3: 'm' } }, textChannel({})), /two channels are named t1/],
+    [
+      'two text channels with one name',
+      () => fileOf(textChannel({}), textChannel({ type: 'openai-compatible', base_url: 'https://o.test' })),
+      /two channels are named t1/,
+    ],
+    [
+      'a video and a text channel with one name',
+      () => fileOf({ name: 't1', type: 'gemini-veo', base_url: 'https://v.test', api_key: 'k', models: { vidgen3: 'm' } }, textChannel({})),
+      /two channels are named t1/,
+    ],
     ['a text channel with poll_ms', () => fileOf(textChannel({ poll_ms: 500 })), /channels\.0: Unrecognized key: "poll_ms"/],
-    ['a text channel with send_extensions', () => fileOf(textChannel({ type: 'openai-compatible', send_extensions: false })), /channels\.0: Unrecognized key: "send_extensions"/],
-    ['a text channel with expected_job_seconds', () => fileOf(textChannel({ expected_job_seconds: 30 })), /channels\.0: Unrecognized key: "expected_job_seconds"/],
+    [
+      'a text channel with send_extensions',
+      () => fileOf(textChannel({ type: 'openai-compatible', send_extensions: false })),
+      /channels\.0: Unrecognized key: "send_extensions"/,
+    ],
+    [
+      'a text channel with expected_job_seconds',
+      () => fileOf(textChannel({ expected_job_seconds: 30 })),
+      /channels\.0: Unrecognized key: "expected_job_seconds"/,
+    ],
     ['both api_key and api_key_env', () => fileOf(textChannel({ api_key_env: 'SOME_KEY' })), /channels\.0\.api_key: give api_key or api_key_env, not both/],
   ])('%s is a ConfigError naming the file', (_what, make, detail) => {
     const file = make();
@@ -602,7 +660,12 @@ describe('loadConfig', () => {
   });
 
   test.each([
-    ['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['no', false],
+    ['true', true],
+    ['1', true],
+    ['yes', true],
+    ['false', false],
+    ['0', false],
+    ['no', false],
   ])('FETCH_ALLOW_PRIVATE=%s reads as %s', (value, expected) => {
     expect(loadConfig({ FETCH_ALLOW_PRIVATE: value }).env.FETCH_ALLOW_PRIVATE).toBe(expected);
   });
@@ -635,7 +698,10 @@ describe('loadConfig', () => {
 
 describe('channel names and model lists across the file and the env shortcuts', () => {
   test('a file channel named like an env shortcut channel is a ConfigError', () => {
-    const file = writeFile('json', JSON.stringify({ channels: [{ name: 'anthropic', type: 'anthropic-native', base_url: 'https://a.test', api_key: 'k', models: ['cm-haiku-4.5'] }] }));
+    const file = writeFile(
+      'json',
+      JSON.stringify({ channels: [{ name: 'anthropic', type: 'anthropic-native', base_url: 'https://a.test', api_key: 'k', models: ['cm-haiku-4.5'] }] }),
+    );
     const err = configError(() => loadChannels(loadConfig({ CHANNELS_FILE: file, ANTHROPIC_API_KEY: 'a-key' }), {}));
     expect(err.message).toMatch(/Two channels are named anthropic/);
   });

@@ -202,8 +202,7 @@ interface Deployment {
 
 type Rule = (d: Deployment) => string[];
 
-const servicesPresent: Rule = ({ compose }) =>
-  REQUIRED_SERVICES.filter((name) => !compose.services?.[name]).map((name) => `service ${name} is missing`);
+const servicesPresent: Rule = ({ compose }) => REQUIRED_SERVICES.filter((name) => !compose.services?.[name]).map((name) => `service ${name} is missing`);
 
 const gatewayEnvIsKnown: Rule = ({ compose }) =>
   GATEWAY_SERVICES.flatMap((name) =>
@@ -274,7 +273,8 @@ const databaseUrlMatches: Rule = ({ compose }) => {
     }
     const url = new URL(raw);
     if (!['postgres:', 'postgresql:'].includes(url.protocol)) problems.push(`${name}: DATABASE_URL is not a postgres URL`);
-    if (url.hostname !== 'postgresql' || !compose.services.postgresql) problems.push(`${name}: DATABASE_URL host ${url.hostname} is not the postgresql service`);
+    if (url.hostname !== 'postgresql' || !compose.services.postgresql)
+      problems.push(`${name}: DATABASE_URL host ${url.hostname} is not the postgresql service`);
     if ((url.port || '5432') !== (pg.PGPORT ?? '5432')) problems.push(`${name}: DATABASE_URL port ${url.port} is not postgresql's`);
     if (decodeURIComponent(url.username) !== user) problems.push(`${name}: DATABASE_URL user ${url.username} is not POSTGRES_USER ${user}`);
     if (decodeURIComponent(url.password) !== (pg.POSTGRES_PASSWORD ?? '')) problems.push(`${name}: DATABASE_URL password is not POSTGRES_PASSWORD`);
@@ -361,7 +361,8 @@ const imageProvidesCommands: Rule = (d) => {
   const workdir = lastOf(final, 'WORKDIR');
   const runs = stages.flatMap((s) => s.instructions.filter((i) => i.op === 'RUN').map((i) => i.args)).join(' && ');
   if (!/\bnpm ci\b/.test(runs)) problems.push('the Dockerfile does not run npm ci');
-  if (!/typescript\/bin\/tsc -p tsconfig\.build\.json|\btsc -p tsconfig\.build\.json/.test(runs)) problems.push('the Dockerfile does not compile with tsconfig.build.json');
+  if (!/typescript\/bin\/tsc -p tsconfig\.build\.json|\btsc -p tsconfig\.build\.json/.test(runs))
+    problems.push('the Dockerfile does not compile with tsconfig.build.json');
   if (!/node dist\/scripts\/bundle-workflows\.js/.test(runs)) problems.push('the Dockerfile does not bundle the workflows');
   if (!/npm prune --omit=dev|npm ci --omit=dev/.test(runs)) problems.push('the Dockerfile keeps dev dependencies');
 
@@ -370,7 +371,12 @@ const imageProvidesCommands: Rule = (d) => {
   const rootDir = d.tsconfigBuild.compilerOptions?.rootDir ?? d.tsconfigBase.compilerOptions?.rootDir ?? '.';
   const include = d.tsconfigBuild.include ?? [];
   // Unless the runtime stage builds in place, it must copy the output (and package.json, the root marker) in.
-  const builtInFinal = /tsc/.test(final.instructions.filter((i) => i.op === 'RUN').map((i) => i.args).join(' '));
+  const builtInFinal = /tsc/.test(
+    final.instructions
+      .filter((i) => i.op === 'RUN')
+      .map((i) => i.args)
+      .join(' '),
+  );
   const copied = final.instructions.filter((i) => i.op === 'COPY' && /--from=/.test(i.args)).map((i) => i.args);
   const copies = (what: string) => builtInFinal || copied.some((c) => new RegExp(`(^|\\s|/)${what}(\\s|$)`).test(c));
   if (!copies(path.posix.normalize(outDir))) problems.push(`the runtime stage does not copy ${outDir}/ from the build`);
@@ -395,7 +401,8 @@ const imageProvidesCommands: Rule = (d) => {
     }
     const relToOut = path.posix.relative(path.posix.join(workdir ?? '/', outDir), path.posix.resolve(workdir ?? '/', script));
     const source = path.posix.normalize(path.posix.join(rootDir, relToOut)).replace(/\.js$/, '.ts');
-    if (!include.some((pattern) => source.startsWith(pattern.split('*')[0] as string))) problems.push(`${who}: ${source} is not in tsconfig.build.json's include`);
+    if (!include.some((pattern) => source.startsWith(pattern.split('*')[0] as string)))
+      problems.push(`${who}: ${source} is not in tsconfig.build.json's include`);
     if (!d.sourceExists(source)) problems.push(`${who} runs ${script} but ${source} does not exist`);
   }
   const gatewayImages = GATEWAY_SERVICES.map((name) => d.compose.services[name]);
@@ -415,7 +422,12 @@ function dockerignoreMatches(patterns: string[], file: string): boolean {
     const regex = new RegExp(
       `^${pattern
         .split('**')
-        .map((part) => part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'))
+        .map((part) =>
+          part
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*/g, '[^/]*')
+            .replace(/\?/g, '[^/]'),
+        )
         .join('.*')}(/.*)?$`,
     );
     if (regex.test(file)) ignored = !negate;
@@ -429,7 +441,15 @@ const dockerignoreKeepsInputs: Rule = ({ dockerignore }) => {
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
   const problems: string[] = [];
-  const needed = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src/api/server.ts', 'src/worker.ts', 'scripts/bundle-workflows.ts'];
+  const needed = [
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src/api/server.ts',
+    'src/worker.ts',
+    'scripts/bundle-workflows.ts',
+  ];
   for (const file of needed) if (dockerignoreMatches(patterns, file)) problems.push(`.dockerignore drops ${file}, which the build needs`);
   for (const file of ['node_modules/x/index.js', 'dist/src/main.js', '.tools/temporal/bin/temporal', '.git/HEAD', '.env']) {
     if (!dockerignoreMatches(patterns, file)) problems.push(`.dockerignore lets ${file} into the build context`);
@@ -512,7 +532,11 @@ describe('docker-compose.yml matches what the gateway reads', () => {
     ['temporalAddressMatches', 'wrong host', (d) => (env(d, 'gateway-api').TEMPORAL_ADDRESS = 'localhost:7233')],
     ['temporalAddressMatches', 'wrong port', (d) => (env(d, 'gateway-worker').TEMPORAL_ADDRESS = 'temporal:7234')],
     ['temporalAddressMatches', 'server moved to another port', (d) => (env(d, 'temporal').FRONTEND_GRPC_PORT = '7300')],
-    ['databaseUrlMatches', 'wrong host', (d) => (env(d, 'gateway-api').DATABASE_URL = env(d, 'gateway-api').DATABASE_URL?.replace('@postgresql', '@db') as string)],
+    [
+      'databaseUrlMatches',
+      'wrong host',
+      (d) => (env(d, 'gateway-api').DATABASE_URL = env(d, 'gateway-api').DATABASE_URL?.replace('@postgresql', '@db') as string),
+    ],
     ['databaseUrlMatches', 'database renamed', (d) => (env(d, 'postgresql').POSTGRES_DB = 'other')],
     ['databaseUrlMatches', 'user renamed', (d) => (env(d, 'postgresql').POSTGRES_USER = 'other')],
     ['databaseUrlMatches', 'password differs', (d) => (env(d, 'postgresql').POSTGRES_PASSWORD = 'other')],
@@ -625,7 +649,10 @@ fs.writeFileSync('dist/scripts/bundle-workflows.js', "require('fs').appendFileSy
     });
   }
   const callLog = () => (fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8') : '');
-  const count = (what: RegExp) => callLog().split('\n').filter((l) => what.test(l)).length;
+  const count = (what: RegExp) =>
+    callLog()
+      .split('\n')
+      .filter((l) => what.test(l)).length;
 
   test('a fresh folder gets dependencies and the CLI; the second run is silent and does nothing', async () => {
     const first = await runSetup();
@@ -661,7 +688,7 @@ fs.writeFileSync('dist/scripts/bundle-workflows.js', "require('fs').appendFileSy
     expect(count(/^npm ci/)).toBe(2);
   });
 
-  test('when npm ci rejects a lock that lacks other platforms\' packages, npm install --no-save installs it', async () => {
+  test("when npm ci rejects a lock that lacks other platforms' packages, npm install --no-save installs it", async () => {
     const result = await runSetup([], { TEMPORAL_ADDRESS: 'temporal.example:7233', SETUP_FAKE_CI_REJECTS_LOCK: '1' });
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/using npm install --no-save/);

@@ -137,13 +137,15 @@ describe('@mentions', () => {
   });
 
   test('a failing lookup fails the whole cast', async () => {
-    await expect(lookUpMentions(['a', 'b'], async () => {
-      throw new Error('temporal down');
-    })).rejects.toThrow('temporal down');
+    await expect(
+      lookUpMentions(['a', 'b'], async () => {
+        throw new Error('temporal down');
+      }),
+    ).rejects.toThrow('temporal down');
   });
 });
 
-describe.each(BOTH_STORES)('text the store cannot hold is the client\'s 400 (%s)', (_name, open) => {
+describe.each(BOTH_STORES)("text the store cannot hold is the client's 400 (%s)", (_name, open) => {
   test('a NUL in a stored text value', async () => {
     const opened = await open();
     try {

@@ -127,7 +127,9 @@ test('a power loss after a commit was acknowledged keeps it: only what was fsync
     const image = path.join(root, `image-${k}`, 'db');
     powerLossImage(before, live, image, ops, acknowledged[k]!);
     const recovered = await open(image);
-    const refs = (await recovered.query<{ ref: string }>("select ref from ledger_entries where key_id = $1 and ref like 'power-%'", [key.id])).map((r) => r.ref);
+    const refs = (await recovered.query<{ ref: string }>("select ref from ledger_entries where key_id = $1 and ref like 'power-%'", [key.id])).map(
+      (r) => r.ref,
+    );
     for (let i = 0; i <= k; i++) expect(refs).toContain(`power-${i}`);
     const [row] = await recovered.query<{ balance: string }>('select balance from api_keys where id = $1', [key.id]);
     expect(Number(row?.balance)).toBe(refs.length);

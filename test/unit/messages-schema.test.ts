@@ -59,7 +59,10 @@ describe('messagesBody: what is accepted', () => {
       top_k: 40,
       stream: true,
       stop_sequences: ['END'],
-      tools: [{ name: 'get_weather', description: 'w', input_schema: { type: 'object', properties: {} } }, { type: 'web_search_20250305', name: 'web_search' }],
+      tools: [
+        { name: 'get_weather', description: 'w', input_schema: { type: 'object', properties: {} } },
+        { type: 'web_search_20250305', name: 'web_search' },
+      ],
       tool_choice: { type: 'tool', name: 'get_weather' },
       metadata: { user_id: 'u-1' },
       thinking: { type: 'disabled' },
@@ -89,8 +92,12 @@ describe('messagesBody: what is accepted', () => {
   });
 
   test('unknown fields inside messages and blocks pass through too', () => {
-    const out = accepts(base({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' }, citations: null }], extra: 1 }] }));
-    expect(out['messages']).toEqual([{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' }, citations: null }], extra: 1 }]);
+    const out = accepts(
+      base({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' }, citations: null }], extra: 1 }] }),
+    );
+    expect(out['messages']).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' }, citations: null }], extra: 1 },
+    ]);
   });
 
   test('content as a string or as blocks, for user and assistant', () => {
@@ -173,12 +180,42 @@ describe('messagesBody: what is refused, and the parameter named', () => {
     ['top_p above 1', { top_p: 1.5 }, 'top_p', "Invalid 'top_p': Too big: expected number to be <=1"],
     ['top_p below 0', { top_p: -0.1 }, 'top_p', "Invalid 'top_p': Too small: expected number to be >=0"],
     // thinking: 1024-32768, under max_tokens, temperature 1 or unset
-    ['thinking budget 1023', { max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 1023 } }, 'thinking.budget_tokens', "Invalid 'thinking.budget_tokens': Too small: expected number to be >=1024"],
-    ['thinking budget 32769', { max_tokens: 40_000, thinking: { type: 'enabled', budget_tokens: 32_769 } }, 'thinking.budget_tokens', "Invalid 'thinking.budget_tokens': Too big: expected number to be <=32768"],
-    ['thinking budget equal to max_tokens', { max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 2048 } }, 'thinking.budget_tokens', "Invalid 'thinking.budget_tokens': must be less than max_tokens (2048)"],
-    ['thinking budget above max_tokens', { max_tokens: 1500, thinking: { type: 'enabled', budget_tokens: 2000 } }, 'thinking.budget_tokens', "Invalid 'thinking.budget_tokens': must be less than max_tokens (1500)"],
-    ['thinking enabled with temperature 0.7', { max_tokens: 4096, temperature: 0.7, thinking: { type: 'enabled', budget_tokens: 2048 } }, 'temperature', "Invalid 'temperature': may only be 1 (or unset) while thinking is enabled"],
-    ['thinking enabled with temperature 0', { max_tokens: 4096, temperature: 0, thinking: { type: 'enabled', budget_tokens: 2048 } }, 'temperature', "Invalid 'temperature': may only be 1 (or unset) while thinking is enabled"],
+    [
+      'thinking budget 1023',
+      { max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 1023 } },
+      'thinking.budget_tokens',
+      "Invalid 'thinking.budget_tokens': Too small: expected number to be >=1024",
+    ],
+    [
+      'thinking budget 32769',
+      { max_tokens: 40_000, thinking: { type: 'enabled', budget_tokens: 32_769 } },
+      'thinking.budget_tokens',
+      "Invalid 'thinking.budget_tokens': Too big: expected number to be <=32768",
+    ],
+    [
+      'thinking budget equal to max_tokens',
+      { max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 2048 } },
+      'thinking.budget_tokens',
+      "Invalid 'thinking.budget_tokens': must be less than max_tokens (2048)",
+    ],
+    [
+      'thinking budget above max_tokens',
+      { max_tokens: 1500, thinking: { type: 'enabled', budget_tokens: 2000 } },
+      'thinking.budget_tokens',
+      "Invalid 'thinking.budget_tokens': must be less than max_tokens (1500)",
+    ],
+    [
+      'thinking enabled with temperature 0.7',
+      { max_tokens: 4096, temperature: 0.7, thinking: { type: 'enabled', budget_tokens: 2048 } },
+      'temperature',
+      "Invalid 'temperature': may only be 1 (or unset) while thinking is enabled",
+    ],
+    [
+      'thinking enabled with temperature 0',
+      { max_tokens: 4096, temperature: 0, thinking: { type: 'enabled', budget_tokens: 2048 } },
+      'temperature',
+      "Invalid 'temperature': may only be 1 (or unset) while thinking is enabled",
+    ],
     ['an unknown thinking type', { thinking: { type: 'auto' } }, 'thinking.type', "Invalid 'thinking.type': thinking.type must be 'enabled' or 'disabled'"],
     ['enabled thinking without a budget', { thinking: { type: 'enabled' } }, 'thinking.budget_tokens', "Missing required parameter: 'thinking.budget_tokens'."],
     // stop: up to 4
@@ -191,7 +228,12 @@ describe('messagesBody: what is refused, and the parameter named', () => {
     ['frequency_penalty below -2', { frequency_penalty: -2.5 }, 'frequency_penalty', "Invalid 'frequency_penalty': Too small: expected number to be >=-2"],
     // logit_bias: values -100 to 100
     ['a logit_bias value above 100', { logit_bias: { '1234': 101 } }, 'logit_bias.1234', "Invalid 'logit_bias.1234': Too big: expected number to be <=100"],
-    ['a logit_bias value below -100', { logit_bias: { '1234': -100.5 } }, 'logit_bias.1234', "Invalid 'logit_bias.1234': Too small: expected number to be >=-100"],
+    [
+      'a logit_bias value below -100',
+      { logit_bias: { '1234': -100.5 } },
+      'logit_bias.1234',
+      "Invalid 'logit_bias.1234': Too small: expected number to be >=-100",
+    ],
     // n: only 1
     ['n 2', { n: 2 }, 'n', "Invalid 'n': only n = 1 is supported: the native API returns one message"],
     ['n 0', { n: 0 }, 'n', "Invalid 'n': Too small: expected number to be >=1"],
@@ -201,10 +243,25 @@ describe('messagesBody: what is refused, and the parameter named', () => {
     ['no model', { model: undefined }, 'model', "Missing required parameter: 'model'."],
     ['no messages', { messages: [] }, 'messages', "Invalid 'messages': must contain at least one message"],
     ['a numeric system', { system: 5 }, 'system', "Invalid 'system': must be a string or an array of text blocks"],
-    ['an unknown response_format type', { response_format: { type: 'xml' } }, 'response_format.type', "Invalid 'response_format.type': response_format.type must be 'text', 'json_object' or 'json_schema'"],
-    ['an unknown tool_choice type', { tool_choice: { type: 'required' } }, 'tool_choice.type', "Invalid 'tool_choice.type': tool_choice.type must be 'auto', 'any', 'tool' or 'none'"],
+    [
+      'an unknown response_format type',
+      { response_format: { type: 'xml' } },
+      'response_format.type',
+      "Invalid 'response_format.type': response_format.type must be 'text', 'json_object' or 'json_schema'",
+    ],
+    [
+      'an unknown tool_choice type',
+      { tool_choice: { type: 'required' } },
+      'tool_choice.type',
+      "Invalid 'tool_choice.type': tool_choice.type must be 'auto', 'any', 'tool' or 'none'",
+    ],
     ['a custom tool without input_schema', { tools: [{ name: 'f' }] }, 'tools[0]', "Invalid 'tools[0]': a custom tool needs an input_schema"],
-    ['a metadata.user_id over 256 characters', { metadata: { user_id: 'u'.repeat(257) } }, 'metadata.user_id', "Invalid 'metadata.user_id': Too big: expected string to have <=256 characters"],
+    [
+      'a metadata.user_id over 256 characters',
+      { metadata: { user_id: 'u'.repeat(257) } },
+      'metadata.user_id',
+      "Invalid 'metadata.user_id': Too big: expected string to have <=256 characters",
+    ],
   ])('%s', (_what, extra, param, message) => {
     const err = rejection(messagesBody, base(extra));
     expect(err.param).toBe(param);
@@ -236,7 +293,15 @@ describe('messagesBody: what is refused, and the parameter named', () => {
     ['a single block object', { type: 'text', text: 'x' }],
     ['null', null],
   ])('content that is %s is refused', (_what, content) => {
-    const err = rejection(messagesBody, base({ messages: [{ role: 'user', content: 'ok' }, { role: 'assistant', content }] }));
+    const err = rejection(
+      messagesBody,
+      base({
+        messages: [
+          { role: 'user', content: 'ok' },
+          { role: 'assistant', content },
+        ],
+      }),
+    );
     expect(err.param).toBe('messages[1].content');
     expect(err.message).toBe("Invalid 'messages[1].content': must be a string or an array of content blocks");
   });
@@ -315,7 +380,9 @@ describe('messagesBody: what is refused, and the parameter named', () => {
   test('a plain-text document source is refused: PDF only', () => {
     const err = rejection(messagesBody, withBlocks({ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'hello' } }));
     expect(err.param).toBe(`${BLOCK}.source.type`);
-    expect(err.message).toBe(`Invalid '${BLOCK}.source.type': PDF is the only supported document format: source.type must be 'base64' (application/pdf) or 'url'`);
+    expect(err.message).toBe(
+      `Invalid '${BLOCK}.source.type': PDF is the only supported document format: source.type must be 'base64' (application/pdf) or 'url'`,
+    );
   });
 
   test('a document labelled application/pdf whose bytes are not a PDF is refused', () => {
@@ -326,8 +393,18 @@ describe('messagesBody: what is refused, and the parameter named', () => {
 
   test.each<[string, Json, string, string]>([
     ['a tool_use without an id', { type: 'tool_use', name: 'f', input: {} }, `${BLOCK}.id`, `Missing required parameter: '${BLOCK}.id'.`],
-    ['a tool_use whose input is not an object', { type: 'tool_use', id: 't', name: 'f', input: 'x' }, `${BLOCK}.input`, `Invalid '${BLOCK}.input': Invalid input: expected record, received string`],
-    ['a tool_result without a tool_use_id', { type: 'tool_result', content: 'x' }, `${BLOCK}.tool_use_id`, `Missing required parameter: '${BLOCK}.tool_use_id'.`],
+    [
+      'a tool_use whose input is not an object',
+      { type: 'tool_use', id: 't', name: 'f', input: 'x' },
+      `${BLOCK}.input`,
+      `Invalid '${BLOCK}.input': Invalid input: expected record, received string`,
+    ],
+    [
+      'a tool_result without a tool_use_id',
+      { type: 'tool_result', content: 'x' },
+      `${BLOCK}.tool_use_id`,
+      `Missing required parameter: '${BLOCK}.tool_use_id'.`,
+    ],
     ['a thinking block without a signature', { type: 'thinking', thinking: 'x' }, `${BLOCK}.signature`, `Missing required parameter: '${BLOCK}.signature'.`],
     ['a text block without text', { type: 'text' }, `${BLOCK}.text`, `Missing required parameter: '${BLOCK}.text'.`],
   ])('%s is refused', (_what, block, param, message) => {
@@ -362,7 +439,13 @@ describe('chatTextBody', () => {
       messages: [
         { role: 'system', content: 'S' },
         { role: 'developer', content: 'D' },
-        { role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'https://i.test/a.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'image_url', image_url: { url: 'https://i.test/a.png' } },
+          ],
+        },
         { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
         { role: 'tool', tool_call_id: 'c1', content: '42' },
         { role: 'function', name: 'f', content: '42' },
@@ -398,12 +481,32 @@ describe('chatTextBody', () => {
     ['a logit_bias value above 100', { logit_bias: { '7': 150 } }, 'logit_bias.7', "Invalid 'logit_bias.7': Too big: expected number to be <=100"],
     ['max_tokens 0', { max_tokens: 0 }, 'max_tokens', "Invalid 'max_tokens': Too small: expected number to be >=1"],
     ['max_completion_tokens 0', { max_completion_tokens: 0 }, 'max_completion_tokens', "Invalid 'max_completion_tokens': Too small: expected number to be >=1"],
-    ['stream_options without stream', { stream_options: { include_usage: true } }, 'stream_options', "Invalid 'stream_options': stream_options is only allowed when stream is true"],
-    ['stream_options with stream false', { stream: false, stream_options: { include_usage: true } }, 'stream_options', "Invalid 'stream_options': stream_options is only allowed when stream is true"],
+    [
+      'stream_options without stream',
+      { stream_options: { include_usage: true } },
+      'stream_options',
+      "Invalid 'stream_options': stream_options is only allowed when stream is true",
+    ],
+    [
+      'stream_options with stream false',
+      { stream: false, stream_options: { include_usage: true } },
+      'stream_options',
+      "Invalid 'stream_options': stream_options is only allowed when stream is true",
+    ],
     ['no messages', { messages: [] }, 'messages', "Invalid 'messages': messages must not be empty"],
     ['no model', { model: undefined }, 'model', "Missing required parameter: 'model'."],
-    ['an unknown role', { messages: [{ role: 'bot', content: 'x' }] }, 'messages[0].role', `Invalid 'messages[0].role': Invalid option: expected one of "system"|"developer"|"user"|"assistant"|"tool"|"function"`],
-    ['a content part without a type', { messages: [{ role: 'user', content: [{ text: 'x' }] }] }, 'messages[0].content[0].type', "Missing required parameter: 'messages[0].content[0].type'."],
+    [
+      'an unknown role',
+      { messages: [{ role: 'bot', content: 'x' }] },
+      'messages[0].role',
+      `Invalid 'messages[0].role': Invalid option: expected one of "system"|"developer"|"user"|"assistant"|"tool"|"function"`,
+    ],
+    [
+      'a content part without a type',
+      { messages: [{ role: 'user', content: [{ text: 'x' }] }] },
+      'messages[0].content[0].type',
+      "Missing required parameter: 'messages[0].content[0].type'.",
+    ],
   ])('refused: %s', (_what, extra, param, message) => {
     const err = rejection(chatTextBody, chat(extra));
     expect(err.param).toBe(param);

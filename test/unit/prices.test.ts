@@ -7,14 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { VIDEO_MODELS } from '../../src/catalog/models';
-import {
-  characterPrice,
-  DEFAULT_PRICES,
-  PriceError,
-  type PriceTable,
-  textUsagePrice,
-  videoTaskPrice,
-} from '../../src/billing/prices';
+import { characterPrice, DEFAULT_PRICES, PriceError, type PriceTable, textUsagePrice, videoTaskPrice } from '../../src/billing/prices';
 import { DEFAULT_OPENAI_TEXT_MODELS, NATIVE_TEXT_MODELS } from '../../src/catalog/text-models';
 import { ConfigError } from '../../src/config/env';
 import { loadPrices } from '../../src/billing/price-config';
@@ -65,8 +58,18 @@ describe('default price table', () => {
   });
 
   it('has the list prices of the text models', () => {
-    expect(DEFAULT_PRICES.text['cm-opus-4-5-20251101']).toEqual({ inputPerMTok: 5_000_000, outputPerMTok: 25_000_000, cacheWritePerMTok: 6_250_000, cacheReadPerMTok: 500_000 });
-    expect(DEFAULT_PRICES.text['cm-haiku-4.5']).toEqual({ inputPerMTok: 1_000_000, outputPerMTok: 5_000_000, cacheWritePerMTok: 1_250_000, cacheReadPerMTok: 100_000 });
+    expect(DEFAULT_PRICES.text['cm-opus-4-5-20251101']).toEqual({
+      inputPerMTok: 5_000_000,
+      outputPerMTok: 25_000_000,
+      cacheWritePerMTok: 6_250_000,
+      cacheReadPerMTok: 500_000,
+    });
+    expect(DEFAULT_PRICES.text['cm-haiku-4.5']).toEqual({
+      inputPerMTok: 1_000_000,
+      outputPerMTok: 5_000_000,
+      cacheWritePerMTok: 1_250_000,
+      cacheReadPerMTok: 100_000,
+    });
     expect(DEFAULT_PRICES.text['gpt-4o-mini']).toEqual({ inputPerMTok: 150_000, outputPerMTok: 600_000, cacheWritePerMTok: 150_000, cacheReadPerMTok: 75_000 });
     expect(DEFAULT_PRICES.textDefault).toEqual(DEFAULT_PRICES.text['gpt-4o']);
   });
@@ -91,7 +94,10 @@ describe('videoTaskPrice', () => {
   });
 
   it('adds the upsample surcharge only when asked, and none by default', () => {
-    const table: PriceTable = { ...DEFAULT_PRICES, video: { ...DEFAULT_PRICES.video, vidgen3: { perSecond: 400_000, defaultSeconds: 8, upsamplePercent: 25 } } };
+    const table: PriceTable = {
+      ...DEFAULT_PRICES,
+      video: { ...DEFAULT_PRICES.video, vidgen3: { perSecond: 400_000, defaultSeconds: 8, upsamplePercent: 25 } },
+    };
     expect(videoTaskPrice(table, { model: 'vidgen3', enableUpsample: true })).toBe(4_000_000);
     expect(videoTaskPrice(table, { model: 'vidgen3', enableUpsample: false })).toBe(3_200_000);
     expect(videoTaskPrice(DEFAULT_PRICES, { model: 'vidgen3', enableUpsample: true })).toBe(3_200_000);
@@ -157,8 +163,11 @@ describe('textUsagePrice', () => {
   it('agrees with exact BigInt arithmetic on either side of 2^53', () => {
     const p = DEFAULT_PRICES.text['cm-opus-4-5-20251101']!;
     const exact = (u: ReturnType<typeof usage>) => {
-      const n = BigInt(u.inputTokens) * BigInt(p.inputPerMTok) + BigInt(u.outputTokens) * BigInt(p.outputPerMTok)
-        + BigInt(u.cacheCreationTokens) * BigInt(p.cacheWritePerMTok) + BigInt(u.cacheReadTokens) * BigInt(p.cacheReadPerMTok);
+      const n =
+        BigInt(u.inputTokens) * BigInt(p.inputPerMTok) +
+        BigInt(u.outputTokens) * BigInt(p.outputPerMTok) +
+        BigInt(u.cacheCreationTokens) * BigInt(p.cacheWritePerMTok) +
+        BigInt(u.cacheReadTokens) * BigInt(p.cacheReadPerMTok);
       return Number((n + 999_999n) / 1_000_000n);
     };
     // Each term below 2^53 while the sum is above it, and sums just below and at a multiple of 10^6.
@@ -268,13 +277,20 @@ describe('loadPrices', () => {
     const message = configError('video:\n  vidgen9:\n    per_second: 1\n    default_seconds: 8\n');
     expect(message).toContain('video.vidgen9: unknown video model');
     expect(message).toContain('vidgen3');
-    const table = loadPrices(writeFile('yaml', 'text:\n  not-in-any-catalog:\n    input_per_mtok: 9\n    output_per_mtok: 9\n    cache_write_per_mtok: 9\n    cache_read_per_mtok: 9\n'));
+    const table = loadPrices(
+      writeFile(
+        'yaml',
+        'text:\n  not-in-any-catalog:\n    input_per_mtok: 9\n    output_per_mtok: 9\n    cache_write_per_mtok: 9\n    cache_read_per_mtok: 9\n',
+      ),
+    );
     expect(table.text['not-in-any-catalog']?.inputPerMTok).toBe(9);
   });
 
   it('refuses an entry missing a field, and a size that is not WxH', () => {
     expect(configError('text:\n  m:\n    input_per_mtok: 1\n    output_per_mtok: 1\n    cache_write_per_mtok: 1\n')).toContain('text.m.cache_read_per_mtok');
-    expect(configError('video:\n  motion-2:\n    per_second: 1\n    default_seconds: 10\n    size_percent: { big: 150 }\n')).toContain('video.motion-2.size_percent.big');
+    expect(configError('video:\n  motion-2:\n    per_second: 1\n    default_seconds: 10\n    size_percent: { big: 150 }\n')).toContain(
+      'video.motion-2.size_percent.big',
+    );
   });
 
   it('refuses an unreadable or malformed file', () => {

@@ -3,9 +3,22 @@ import { isPrivateAddress } from '../../src/net/url-guard';
 import { UrlSigner } from '../../src/files/signed-url';
 
 test.each([
-  ['127.0.0.1', true], ['10.1.2.3', true], ['172.20.0.1', true], ['192.168.1.1', true], ['169.254.169.254', true],
-  ['100.64.0.1', true], ['0.0.0.0', true], ['::1', true], ['fd00::1', true], ['fe80::1', true], ['::ffff:127.0.0.1', true],
-  ['8.8.8.8', false], ['1.1.1.1', false], ['2606:4700::1111', false], ['::ffff:8.8.8.8', false], ['not-an-ip', true],
+  ['127.0.0.1', true],
+  ['10.1.2.3', true],
+  ['172.20.0.1', true],
+  ['192.168.1.1', true],
+  ['169.254.169.254', true],
+  ['100.64.0.1', true],
+  ['0.0.0.0', true],
+  ['::1', true],
+  ['fd00::1', true],
+  ['fe80::1', true],
+  ['::ffff:127.0.0.1', true],
+  ['8.8.8.8', false],
+  ['1.1.1.1', false],
+  ['2606:4700::1111', false],
+  ['::ffff:8.8.8.8', false],
+  ['not-an-ip', true],
 ])('isPrivateAddress(%s) = %s', (address, expected) => {
   expect(isPrivateAddress(address)).toBe(expected);
 });
@@ -16,7 +29,11 @@ describe('signed links', () => {
   const signer = new UrlSigner('secret', 'http://gw', 60);
   const parts = (url: string) => {
     const u = new URL(url);
-    return { key: decodeURIComponent(u.pathname.slice('/files/'.length)), expires: u.searchParams.get('expires') ?? '', sig: u.searchParams.get('signature') ?? '' };
+    return {
+      key: decodeURIComponent(u.pathname.slice('/files/'.length)),
+      expires: u.searchParams.get('expires') ?? '',
+      sig: u.searchParams.get('signature') ?? '',
+    };
   };
   test('a fresh link verifies; another key, a changed expiry or another secret does not', () => {
     const p = parts(signer.sign('videos/a/b.mp4', 1_000_000));

@@ -3,13 +3,29 @@
  * what a dropped answer produced: pure functions of the request and the price table.
  */
 import { DEFAULT_PRICES, textUsagePrice } from '../../src/billing/prices';
-import { estimateUsage, inputTokenCeiling, needsOutputCap, outputTokenCeiling, pdfPages, TEXT_CEILING, textCeiling, type TextRequestShape } from '../../src/billing/text-ceiling';
+import {
+  estimateUsage,
+  inputTokenCeiling,
+  needsOutputCap,
+  outputTokenCeiling,
+  pdfPages,
+  TEXT_CEILING,
+  textCeiling,
+  type TextRequestShape,
+} from '../../src/billing/text-ceiling';
 import { stringFieldBytes } from '../../src/providers/usage';
 
-const shapeOf = (endpoint: 'messages' | 'chat', body: Record<string, unknown>): TextRequestShape => ({ endpoint, body, bodyBytes: Buffer.byteLength(JSON.stringify(body)) });
+const shapeOf = (endpoint: 'messages' | 'chat', body: Record<string, unknown>): TextRequestShape => ({
+  endpoint,
+  body,
+  bodyBytes: Buffer.byteLength(JSON.stringify(body)),
+});
 
 /** A PDF skeleton with `n` page objects, as base64. */
-const pdf = (n: number) => Buffer.from(`%PDF-1.4\n1 0 obj << /Type /Pages /Count ${n} >> endobj\n${Array.from({ length: n }, (_, i) => `${i + 2} 0 obj << /Type /Page /Parent 1 0 R >> endobj\n`).join('')}%%EOF`).toString('base64');
+const pdf = (n: number) =>
+  Buffer.from(
+    `%PDF-1.4\n1 0 obj << /Type /Pages /Count ${n} >> endobj\n${Array.from({ length: n }, (_, i) => `${i + 2} 0 obj << /Type /Page /Parent 1 0 R >> endobj\n`).join('')}%%EOF`,
+  ).toString('base64');
 
 describe('input ceiling', () => {
   test('text: every byte of the body counts as a token, plus the framing allowance', () => {
@@ -20,10 +36,11 @@ describe('input ceiling', () => {
     expect(shape.bodyBytes).toBeGreaterThan(Buffer.byteLength('héllo wörld, 你好'));
   });
 
-  test('tools add the provider\'s tool-use prompt; images and PDF pages their allowances, nested in tool results too', () => {
+  test("tools add the provider's tool-use prompt; images and PDF pages their allowances, nested in tool results too", () => {
     const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
     const body = {
-      model: 'cm-haiku-4.5', max_tokens: 10,
+      model: 'cm-haiku-4.5',
+      max_tokens: 10,
       tools: [{ name: 't', input_schema: { type: 'object' } }],
       messages: [
         { role: 'user', content: [image, { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf(3) } }] },
@@ -34,24 +51,32 @@ describe('input ceiling', () => {
     };
     const shape = shapeOf('messages', body);
     expect(inputTokenCeiling(shape)).toBe(
-      shape.bodyBytes + TEXT_CEILING.FRAMING_TOKENS + TEXT_CEILING.TOOLS_TOKENS + 2 * TEXT_CEILING.IMAGE_TOKENS
-        + (3 + TEXT_CEILING.PDF_URL_PAGES) * TEXT_CEILING.PDF_PAGE_TOKENS,
+      shape.bodyBytes +
+        TEXT_CEILING.FRAMING_TOKENS +
+        TEXT_CEILING.TOOLS_TOKENS +
+        2 * TEXT_CEILING.IMAGE_TOKENS +
+        (3 + TEXT_CEILING.PDF_URL_PAGES) * TEXT_CEILING.PDF_PAGE_TOKENS,
     );
   });
 
   test('chat parts: image_url and file (a base64 PDF) count as media', () => {
     const body = {
       model: 'gpt-4o',
-      messages: [{ role: 'user', content: [
-        { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
-        { type: 'file', file: { file_data: `data:application/pdf;base64,${pdf(2)}` } },
-      ] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            { type: 'file', file: { file_data: `data:application/pdf;base64,${pdf(2)}` } },
+          ],
+        },
+      ],
     };
     const shape = shapeOf('chat', body);
     expect(inputTokenCeiling(shape)).toBe(shape.bodyBytes + TEXT_CEILING.FRAMING_TOKENS + TEXT_CEILING.IMAGE_TOKENS + 2 * TEXT_CEILING.PDF_PAGE_TOKENS);
   });
 
-  test('PDF pages: page objects, or the page tree\'s count when larger; at least one', () => {
+  test("PDF pages: page objects, or the page tree's count when larger; at least one", () => {
     expect(pdfPages(pdf(7))).toBe(7);
     expect(pdfPages(Buffer.from('%PDF-1.7 /Type /Pages /Count 40').toString('base64'))).toBe(40);
     expect(pdfPages(Buffer.from('%PDF-1.7 compressed').toString('base64'))).toBe(1);
@@ -79,8 +104,15 @@ describe('the hold in credits', () => {
     // $3.75 per MTok cache write, $15 per MTok out (3.75 and 15 credits a token).
     expect(ceiling).toEqual({ inputTokens: input, outputTokens: 1000, credits: Math.ceil(input * 3.75) + 15_000 });
     // Any split of those tokens between plain, cache-write and cache-read input costs no more.
-    for (const [plain, write, read] of [[input, 0, 0], [0, input, 0], [0, 0, input], [1, input - 2, 1]] as const) {
-      expect(textUsagePrice(DEFAULT_PRICES, 'cm-sonnet-4.5', { inputTokens: plain, cacheCreationTokens: write, cacheReadTokens: read, outputTokens: 1000 })).toBeLessThanOrEqual(ceiling.credits);
+    for (const [plain, write, read] of [
+      [input, 0, 0],
+      [0, input, 0],
+      [0, 0, input],
+      [1, input - 2, 1],
+    ] as const) {
+      expect(
+        textUsagePrice(DEFAULT_PRICES, 'cm-sonnet-4.5', { inputTokens: plain, cacheCreationTokens: write, cacheReadTokens: read, outputTokens: 1000 }),
+      ).toBeLessThanOrEqual(ceiling.credits);
     }
   });
 });
@@ -89,18 +121,18 @@ describe('a dropped answer', () => {
   const shape = shapeOf('chat', { model: 'gpt-4o', messages: [{ role: 'user', content: 'y'.repeat(400) }] });
   const none = { inputTokens: 0, outputTokens: 0, cacheCreationTokens: 0, cacheReadTokens: 0 };
 
-  test('with no usage: input from the request\'s size, output from the text relayed, never 0', () => {
+  test("with no usage: input from the request's size, output from the text relayed, never 0", () => {
     expect(estimateUsage(none, 90, shape)).toEqual({ ...none, inputTokens: Math.ceil(shape.bodyBytes / 4), outputTokens: 30 });
     expect(estimateUsage(none, 0, shape).outputTokens).toBe(1);
   });
 
-  test('the provider\'s counts win where it sent them (messages: input at message_start); output is the larger', () => {
+  test("the provider's counts win where it sent them (messages: input at message_start); output is the larger", () => {
     const started = { ...none, inputTokens: 12, cacheReadTokens: 3, outputTokens: 1 };
     expect(estimateUsage(started, 300, shape)).toEqual({ ...started, outputTokens: 100 });
     expect(estimateUsage({ ...started, outputTokens: 500 }, 300, shape).outputTokens).toBe(500);
   });
 
-  test('generated text is counted from the events\' string fields, escapes as written, multi-byte characters by their bytes', () => {
+  test("generated text is counted from the events' string fields, escapes as written, multi-byte characters by their bytes", () => {
     const chunk = '{"choices":[{"delta":{"content":"say \\"hi\\" 你"},"finish_reason":null}]}';
     expect(stringFieldBytes(chunk, ['content'])).toBe(Buffer.byteLength('say \\"hi\\" 你'));
     const delta = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ab"}}';

@@ -32,7 +32,14 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     await opened?.cleanup();
   });
 
-  const request = (keyId: string, amount: number): TextHoldRequest => ({ keyId, requestId: 'req', model: 'cm-haiku-4.5', endpoint: 'messages', streamed: true, amount });
+  const request = (keyId: string, amount: number): TextHoldRequest => ({
+    keyId,
+    requestId: 'req',
+    model: 'cm-haiku-4.5',
+    endpoint: 'messages',
+    streamed: true,
+    amount,
+  });
 
   test.each([1, 2])('100 concurrent holds of 300 credits on a key with 2,000, through %i process(es): exactly 6 are held', async (processes) => {
     const key = await keys.issue('race', { quota: 2000 });
@@ -70,7 +77,9 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     const key = await keys.issue('mixed', { quota: 1_000_000 });
     const holds = new TextHolds(opened.db, 10, silent);
     const holdId = await holds.hold(request(key.id, 900_000));
-    await expect(billing.chargeTask({ keyId: key.id, taskId: `t-${key.id}`, kind: 'video', model: 'vidgen3', amount: 200_000 })).rejects.toBeInstanceOf(InsufficientBalance);
+    await expect(billing.chargeTask({ keyId: key.id, taskId: `t-${key.id}`, kind: 'video', model: 'vidgen3', amount: 200_000 })).rejects.toBeInstanceOf(
+      InsufficientBalance,
+    );
     await expect(billing.grant(key.id, -200_000, 'claw back', `g-${key.id}`)).rejects.toBeInstanceOf(InsufficientBalance);
     await new UsageRecorder(opened.db, silent, DEFAULT_PRICES).settle({ holdId, keyId: key.id, usage: null });
     await expect(billing.chargeTask({ keyId: key.id, taskId: `t-${key.id}`, kind: 'video', model: 'vidgen3', amount: 200_000 })).resolves.toBe('charged');
@@ -95,8 +104,20 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
 
     // The dead process comes back and settles: its holds are gone, nothing is billed twice.
     const usage = new UsageRecorder(opened.db, silent, DEFAULT_PRICES);
-    const record = { keyId: key.id, requestId: 'req', model: 'cm-haiku-4.5', channel: 'c', endpoint: 'messages' as const, streamed: true, outcome: 'completed' as const };
-    await usage.settle({ holdId: holdIds[0]!, keyId: key.id, usage: { ...record, inputTokens: 10, outputTokens: 10, cacheCreationTokens: 0, cacheReadTokens: 0 } });
+    const record = {
+      keyId: key.id,
+      requestId: 'req',
+      model: 'cm-haiku-4.5',
+      channel: 'c',
+      endpoint: 'messages' as const,
+      streamed: true,
+      outcome: 'completed' as const,
+    };
+    await usage.settle({
+      holdId: holdIds[0]!,
+      keyId: key.id,
+      usage: { ...record, inputTokens: 10, outputTokens: 10, cacheCreationTokens: 0, cacheReadTokens: 0 },
+    });
     expect(await billing.balance(key.id)).toEqual({ limited: true, balance: 97_000, held: 0 });
   });
 });

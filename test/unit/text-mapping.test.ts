@@ -71,15 +71,26 @@ describe('toNativeBody', () => {
   const schemaInstruction = `${JSON_INSTRUCTION} It must conform to this JSON Schema: ${JSON.stringify(schema)}`;
 
   test.each<[string, Record<string, unknown>, unknown]>([
-    ['json_object appended to a string system', { system: 'You are terse.', response_format: { type: 'json_object' } }, `You are terse.\n\n${JSON_INSTRUCTION}`],
+    [
+      'json_object appended to a string system',
+      { system: 'You are terse.', response_format: { type: 'json_object' } },
+      `You are terse.\n\n${JSON_INSTRUCTION}`,
+    ],
     [
       'json_object appended to an array system as one more text block',
       { system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }], response_format: { type: 'json_object' } },
-      [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: JSON_INSTRUCTION }],
+      [
+        { type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: JSON_INSTRUCTION },
+      ],
     ],
     ['json_object becomes the system when there is none', { response_format: { type: 'json_object' } }, JSON_INSTRUCTION],
     ['json_object replaces an empty system string', { system: '', response_format: { type: 'json_object' } }, JSON_INSTRUCTION],
-    ['json_schema carries the schema, appended to a string system', { system: 'S', response_format: { type: 'json_schema', json_schema: { name: 'a', schema } } }, `S\n\n${schemaInstruction}`],
+    [
+      'json_schema carries the schema, appended to a string system',
+      { system: 'S', response_format: { type: 'json_schema', json_schema: { name: 'a', schema } } },
+      `S\n\n${schemaInstruction}`,
+    ],
     ['json_schema as the system when there is none', { response_format: { type: 'json_schema', json_schema: { name: 'a', schema } } }, schemaInstruction],
     ['json_schema without a schema: the plain JSON instruction', { response_format: { type: 'json_schema', json_schema: { name: 'a' } } }, JSON_INSTRUCTION],
     ['text leaves the system alone', { system: 'S', response_format: { type: 'text' } }, 'S'],
@@ -110,7 +121,17 @@ describe('toNativeBody', () => {
 
   test('every extension at once, with a mapped model', () => {
     const out = toNativeBody(
-      base({ n: 1, stop: ['X'], presence_penalty: 1, frequency_penalty: 1, logit_bias: { '1': 1 }, user: 'u', response_format: { type: 'json_object' }, seed: 3, top_k: 9 }),
+      base({
+        n: 1,
+        stop: ['X'],
+        presence_penalty: 1,
+        frequency_penalty: 1,
+        logit_bias: { '1': 1 },
+        user: 'u',
+        response_format: { type: 'json_object' },
+        seed: 3,
+        top_k: 9,
+      }),
       'claude-haiku-4-5',
     );
     expect(out).toEqual({
@@ -128,13 +149,24 @@ describe('toNativeBody', () => {
 describe('usageOfMessage', () => {
   test('every count of a Message', () => {
     expect(
-      usageOfMessage({ type: 'message', id: 'msg_1', usage: { input_tokens: 120, output_tokens: 45, cache_creation_input_tokens: 30, cache_read_input_tokens: 900 } }),
+      usageOfMessage({
+        type: 'message',
+        id: 'msg_1',
+        usage: { input_tokens: 120, output_tokens: 45, cache_creation_input_tokens: 30, cache_read_input_tokens: 900 },
+      }),
     ).toEqual({ inputTokens: 120, outputTokens: 45, cacheCreationTokens: 30, cacheReadTokens: 900 });
   });
 
   test('absent or null cache counts are 0', () => {
-    expect(usageOfMessage({ type: 'message', usage: { input_tokens: 7, output_tokens: 3 } })).toEqual({ inputTokens: 7, outputTokens: 3, cacheCreationTokens: 0, cacheReadTokens: 0 });
-    expect(usageOfMessage({ type: 'message', usage: { input_tokens: 7, output_tokens: 3, cache_creation_input_tokens: null, cache_read_input_tokens: null } })).toEqual({
+    expect(usageOfMessage({ type: 'message', usage: { input_tokens: 7, output_tokens: 3 } })).toEqual({
+      inputTokens: 7,
+      outputTokens: 3,
+      cacheCreationTokens: 0,
+      cacheReadTokens: 0,
+    });
+    expect(
+      usageOfMessage({ type: 'message', usage: { input_tokens: 7, output_tokens: 3, cache_creation_input_tokens: null, cache_read_input_tokens: null } }),
+    ).toEqual({
       inputTokens: 7,
       outputTokens: 3,
       cacheCreationTokens: 0,
@@ -154,12 +186,15 @@ describe('usageOfMessage', () => {
 });
 
 describe('MessagesStreamTap', () => {
-  const start = (usage: Record<string, number>) => JSON.stringify({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage } });
+  const start = (usage: Record<string, number>) =>
+    JSON.stringify({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage } });
   const delta = (usage: Record<string, number>) => JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage });
 
   test('usage from message_start, then message_delta overrides output_tokens', () => {
     const tap = new MessagesStreamTap();
-    expect(tap.onEvent('message_start', start({ input_tokens: 25, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 400 }))).toBe(true);
+    expect(tap.onEvent('message_start', start({ input_tokens: 25, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 400 }))).toBe(
+      true,
+    );
     expect(tap.usage).toEqual({ inputTokens: 25, outputTokens: 1, cacheCreationTokens: 0, cacheReadTokens: 400 });
     expect(tap.onEvent('content_block_delta', JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } }))).toBe(true);
     expect(tap.onEvent('message_delta', delta({ output_tokens: 42 }))).toBe(true);
@@ -245,7 +280,9 @@ describe('anthropicErrorType', () => {
 
 describe('usageOfCompletion', () => {
   test('cached tokens are subtracted from the input and counted as cache reads', () => {
-    expect(usageOfCompletion({ id: 'c', usage: { prompt_tokens: 1000, completion_tokens: 50, total_tokens: 1050, prompt_tokens_details: { cached_tokens: 768 } } })).toEqual({
+    expect(
+      usageOfCompletion({ id: 'c', usage: { prompt_tokens: 1000, completion_tokens: 50, total_tokens: 1050, prompt_tokens_details: { cached_tokens: 768 } } }),
+    ).toEqual({
       inputTokens: 232,
       outputTokens: 50,
       cacheCreationTokens: 0,
@@ -254,8 +291,18 @@ describe('usageOfCompletion', () => {
   });
 
   test('no details: every prompt token is input', () => {
-    expect(usageOfCompletion({ usage: { prompt_tokens: 12, completion_tokens: 3 } })).toEqual({ inputTokens: 12, outputTokens: 3, cacheCreationTokens: 0, cacheReadTokens: 0 });
-    expect(usageOfCompletion({ usage: { prompt_tokens: 12, completion_tokens: 3, prompt_tokens_details: null } })).toEqual({ inputTokens: 12, outputTokens: 3, cacheCreationTokens: 0, cacheReadTokens: 0 });
+    expect(usageOfCompletion({ usage: { prompt_tokens: 12, completion_tokens: 3 } })).toEqual({
+      inputTokens: 12,
+      outputTokens: 3,
+      cacheCreationTokens: 0,
+      cacheReadTokens: 0,
+    });
+    expect(usageOfCompletion({ usage: { prompt_tokens: 12, completion_tokens: 3, prompt_tokens_details: null } })).toEqual({
+      inputTokens: 12,
+      outputTokens: 3,
+      cacheCreationTokens: 0,
+      cacheReadTokens: 0,
+    });
   });
 
   test('more cached than prompt tokens never gives a negative input', () => {
@@ -278,7 +325,12 @@ describe('toUpstreamChatBody', () => {
     ['not streamed, same model: unchanged', { model: 'gpt-4o', messages: msgs }, 'gpt-4o', null],
     ['stream false, same model: unchanged', { model: 'gpt-4o', messages: msgs, stream: false }, 'gpt-4o', null],
     ['not streamed, mapped model', { model: 'gpt-4o', messages: msgs }, 'gpt-4o-2024-11-20', { model: 'gpt-4o-2024-11-20', messages: msgs }],
-    ['streamed without stream_options: usage requested', { model: 'gpt-4o', messages: msgs, stream: true }, 'gpt-4o', { model: 'gpt-4o', messages: msgs, stream: true, stream_options: { include_usage: true } }],
+    [
+      'streamed without stream_options: usage requested',
+      { model: 'gpt-4o', messages: msgs, stream: true },
+      'gpt-4o',
+      { model: 'gpt-4o', messages: msgs, stream: true, stream_options: { include_usage: true } },
+    ],
     [
       'streamed with include_usage false: usage requested',
       { model: 'gpt-4o', messages: msgs, stream: true, stream_options: { include_usage: false } },
@@ -291,7 +343,12 @@ describe('toUpstreamChatBody', () => {
       'gpt-4o',
       { model: 'gpt-4o', messages: msgs, stream: true, stream_options: { include_obfuscation: false, include_usage: true } },
     ],
-    ['streamed, client asked for usage, same model: unchanged', { model: 'gpt-4o', messages: msgs, stream: true, stream_options: { include_usage: true } }, 'gpt-4o', null],
+    [
+      'streamed, client asked for usage, same model: unchanged',
+      { model: 'gpt-4o', messages: msgs, stream: true, stream_options: { include_usage: true } },
+      'gpt-4o',
+      null,
+    ],
     [
       'streamed, client asked for usage, mapped model: only the model changes',
       { model: 'gpt-4o', messages: msgs, stream: true, stream_options: { include_usage: true } },
@@ -304,8 +361,18 @@ describe('toUpstreamChatBody', () => {
 });
 
 describe('ChatStreamTap', () => {
-  const content = JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }], usage: null });
-  const usageChunk = JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49, prompt_tokens_details: { cached_tokens: 8 } } });
+  const content = JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }],
+    usage: null,
+  });
+  const usageChunk = JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    choices: [],
+    usage: { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49, prompt_tokens_details: { cached_tokens: 8 } },
+  });
   const expectedUsage = { inputTokens: 32, outputTokens: 9, cacheCreationTokens: 0, cacheReadTokens: 8 };
 
   test('client did not ask for usage: the usage chunk is read and dropped, the rest forwarded', () => {
@@ -418,7 +485,9 @@ describe('SseSplitter', () => {
   });
 
   test('multi-line data joined with newlines; no space after the colon is fine', () => {
-    expect(split(['data: line one\ndata:line two\ndata: \n\n'])).toEqual([{ name: null, data: 'line one\nline two\n', raw: 'data: line one\ndata:line two\ndata: ' }]);
+    expect(split(['data: line one\ndata:line two\ndata: \n\n'])).toEqual([
+      { name: null, data: 'line one\nline two\n', raw: 'data: line one\ndata:line two\ndata: ' },
+    ]);
   });
 
   test.each<[string, string]>([
@@ -432,7 +501,9 @@ describe('SseSplitter', () => {
   });
 
   test('comments are ignored: a comment-only event yields nothing, a comment line adds no data', () => {
-    expect(split([': keep-alive\n\n', ':\n\n', 'event: ping\n: note\ndata: {}\n\n'])).toEqual([{ name: 'ping', data: '{}', raw: 'event: ping\n: note\ndata: {}' }]);
+    expect(split([': keep-alive\n\n', ':\n\n', 'event: ping\n: note\ndata: {}\n\n'])).toEqual([
+      { name: 'ping', data: '{}', raw: 'event: ping\n: note\ndata: {}' },
+    ]);
   });
 
   test('an event with a name and no data has empty data', () => {

@@ -5,8 +5,16 @@ import type { SubmitInput } from '../../src/providers/video-upstream';
 const png = { mimeType: 'image/png', bytes: Buffer.from('png-bytes') };
 const jpg = { mimeType: 'image/jpeg', bytes: Buffer.from('jpg-bytes') };
 const input = (over: Partial<SubmitInput> = {}): SubmitInput => ({
-  taskId: 't', upstreamModel: 'veo-3.0-generate-001', prompt: 'p', images: [], imageRole: 'first-frame',
-  enableUpsample: false, watermark: true, private: false, characterIds: [], ...over,
+  taskId: 't',
+  upstreamModel: 'veo-3.0-generate-001',
+  prompt: 'p',
+  images: [],
+  imageRole: 'first-frame',
+  enableUpsample: false,
+  watermark: true,
+  private: false,
+  characterIds: [],
+  ...over,
 });
 
 describe('Veo request', () => {
@@ -36,15 +44,20 @@ describe('Veo request', () => {
 describe('Veo operation', () => {
   test('running', () => expect(fromVeoOperation({ name: 'op' })).toEqual({ phase: 'running', progress: null }));
   test('done with a sample', () => {
-    expect(fromVeoOperation({ name: 'op', done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { uri: 'https://x/f' } }] } } }))
-      .toEqual({ phase: 'succeeded', download: { url: 'https://x/f' } });
+    expect(
+      fromVeoOperation({ name: 'op', done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { uri: 'https://x/f' } }] } } }),
+    ).toEqual({ phase: 'succeeded', download: { url: 'https://x/f' } });
   });
   test('done with an error', () => {
     const r = fromVeoOperation({ name: 'op', done: true, error: { code: 13, message: 'internal' } });
     expect(r).toEqual({ phase: 'failed', error: { code: 'upstream_failed', message: 'internal' } });
   });
   test('filtered', () => {
-    const r = fromVeoOperation({ name: 'op', done: true, response: { generateVideoResponse: { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ['unsafe'] } } });
+    const r = fromVeoOperation({
+      name: 'op',
+      done: true,
+      response: { generateVideoResponse: { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ['unsafe'] } },
+    });
     expect(r).toEqual({ phase: 'failed', error: { code: 'content_filtered', message: 'unsafe' } });
   });
   test('done without anything', () => {
@@ -66,11 +79,26 @@ describe('OpenAI videos', () => {
     expect(plain.has('input_reference')).toBe(false);
   });
   test.each([
-    [{ id: 'v', status: 'queued' as const, progress: 0 }, { phase: 'queued', progress: 0 }],
-    [{ id: 'v', status: 'in_progress' as const, progress: 42 }, { phase: 'running', progress: 42 }],
-    [{ id: 'v', status: 'completed' as const, progress: 100 }, { phase: 'succeeded', download: { url: 'C' } }],
-    [{ id: 'v', status: 'failed' as const, error: { code: 'content_policy_violation', message: 'no' } }, { phase: 'failed', error: { code: 'content_filtered', message: 'no' } }],
-    [{ id: 'v', status: 'failed' as const, error: null }, { phase: 'failed', error: { code: 'upstream_failed', message: 'the provider reported the job failed' } }],
+    [
+      { id: 'v', status: 'queued' as const, progress: 0 },
+      { phase: 'queued', progress: 0 },
+    ],
+    [
+      { id: 'v', status: 'in_progress' as const, progress: 42 },
+      { phase: 'running', progress: 42 },
+    ],
+    [
+      { id: 'v', status: 'completed' as const, progress: 100 },
+      { phase: 'succeeded', download: { url: 'C' } },
+    ],
+    [
+      { id: 'v', status: 'failed' as const, error: { code: 'content_policy_violation', message: 'no' } },
+      { phase: 'failed', error: { code: 'content_filtered', message: 'no' } },
+    ],
+    [
+      { id: 'v', status: 'failed' as const, error: null },
+      { phase: 'failed', error: { code: 'upstream_failed', message: 'the provider reported the job failed' } },
+    ],
   ])('%j', (video, expected) => {
     expect(fromOpenAiVideo(video, 'C')).toEqual(expected);
   });

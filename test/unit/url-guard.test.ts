@@ -222,7 +222,7 @@ describe('withFetchedFile', () => {
     expect(err.retryable).toBe(retryable);
   });
 
-  test('the caller\'s abort stops a fetch in flight, with the caller\'s reason', async () => {
+  test("the caller's abort stops a fetch in flight, with the caller's reason", async () => {
     const controller = new AbortController();
     const reason = new Error('activity cancelled');
     const fetching = fetchBody(`${base}/drip`, options({ deadlineMs: 60_000, signal: controller.signal }));
@@ -322,18 +322,19 @@ describe('PerKeySlots', () => {
 });
 
 describe('UserUrlFetcher', () => {
-  const fetcher = () =>
-    new UserUrlFetcher({ allowPrivate: true, maxBytes: 1000, deadlineMs: 20_000, idleTimeoutMs: 60_000, maxPerKey: 2, tempDir });
+  const fetcher = () => new UserUrlFetcher({ allowPrivate: true, maxBytes: 1000, deadlineMs: 20_000, idleTimeoutMs: 60_000, maxPerKey: 2, tempDir });
 
   test('a key over its cap is turned away at once with a retry delay; another key is not; a slot frees when its step ends', async () => {
     const f = fetcher();
     let finish!: () => void;
     const hold = new Promise<void>((r) => (finish = r));
     const held = [f.forKey('a', undefined, () => hold), f.forKey('a', undefined, () => hold)];
-    const err = await f.forKey('a', undefined, async () => 'ran').then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const err = await f
+      .forKey('a', undefined, async () => 'ran')
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     if (!(err instanceof FetchSlotsBusyError)) throw new Error('the third step of key a was not turned away');
     expect(err.retryAfterMs).toBeGreaterThanOrEqual(2000);
     expect(err.retryAfterMs).toBeLessThan(5000);
@@ -356,7 +357,7 @@ describe('UserUrlFetcher', () => {
     expect(f.slots.held('c')).toBe(0);
   });
 
-  test('the caller\'s signal aborts every fetch of the step', async () => {
+  test("the caller's signal aborts every fetch of the step", async () => {
     const f = fetcher();
     const controller = new AbortController();
     const reason = new Error('cancelled');

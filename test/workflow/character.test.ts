@@ -23,7 +23,10 @@ async function runCharacter(shape: string, input: CharacterInput, overrides: Par
   const { activities, calls } = fakeActivities(overrides);
   const outcome = await withWorker(environment(), activities, async (taskQueue) => {
     const handle = await environment().client.workflow.start(characterWorkflow, { taskQueue, workflowId: input.characterId, args: [input] });
-    const result = await handle.result().then((state) => ({ state, error: null }), (error: unknown) => ({ state: null, error }));
+    const result = await handle.result().then(
+      (state) => ({ state, error: null }),
+      (error: unknown) => ({ state: null, error }),
+    );
     return { ...result, runId: handle.firstExecutionRunId };
   });
   await recordHistories(environment(), shape, input.characterId, outcome.runId);

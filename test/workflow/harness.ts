@@ -40,7 +40,8 @@ export async function startEnvironment(): Promise<TestWorkflowEnvironment> {
       ip: '127.0.0.1',
       extraArgs: [
         ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', `${sa.name}=Keyword`]),
-        '--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${CONTINUE_AS_NEW_AFTER_EVENTS}`,
+        '--dynamic-config-value',
+        `limit.historyCount.suggestContinueAsNew=${CONTINUE_AS_NEW_AFTER_EVENTS}`,
       ],
     },
   });
@@ -181,7 +182,11 @@ export async function recordHistories(env: TestWorkflowEnvironment, shape: strin
   let runId: string | null | undefined = firstRunId;
   for (let run = 1; runId; run++) {
     // The CLI writes the JSON that Temporal's tools read (historyToJSON trips over jest's module registry).
-    const json = execFileSync(temporalCliPath(), ['workflow', 'show', '--address', env.address, '--workflow-id', workflowId, '--run-id', runId, '--output', 'json'], { encoding: 'utf8' });
+    const json = execFileSync(
+      temporalCliPath(),
+      ['workflow', 'show', '--address', env.address, '--workflow-id', workflowId, '--run-id', runId, '--output', 'json'],
+      { encoding: 'utf8' },
+    );
     fs.writeFileSync(path.join(HISTORIES_DIR, run === 1 ? `${shape}.json` : `${shape}.run${run}.json`), json.endsWith('\n') ? json : `${json}\n`);
     const history = JSON.parse(json) as { events: { workflowExecutionContinuedAsNewEventAttributes?: { newExecutionRunId?: string } }[] };
     runId = history.events[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;

@@ -26,7 +26,12 @@ const SHAPES = [
   'character-failed',
 ];
 
-const files = fs.existsSync(HISTORIES_DIR) ? fs.readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort() : [];
+const files = fs.existsSync(HISTORIES_DIR)
+  ? fs
+      .readdirSync(HISTORIES_DIR)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+  : [];
 
 test('a saved history exists for every workflow shape', () => {
   expect(files.map((f) => f.replace(/\.json$/, ''))).toEqual(expect.arrayContaining(SHAPES));

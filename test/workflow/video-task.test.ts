@@ -23,7 +23,12 @@ async function runTask(shape: string, request = taskRequest(), overrides: Partia
 
 test('a task is claimed, submitted, polled, stored and completed, with no refund', async () => {
   const { state, calls } = await runTask('video-completed', taskRequest({ enhancePrompt: true }));
-  expect(state).toMatchObject({ status: 'completed', progress: 100, enhancedPrompt: 'a red fox running through snow, cinematic', video: { key: expect.stringMatching(/^videos\//) } });
+  expect(state).toMatchObject({
+    status: 'completed',
+    progress: 100,
+    enhancedPrompt: 'a red fox running through snow, cinematic',
+    video: { key: expect.stringMatching(/^videos\//) },
+  });
   expect(state.upstream).toEqual({ channel: PLAN.channel, jobId: expect.stringMatching(/^job_/) });
   expect(calls.names[0]).toBe('claimCharge');
   expect(calls.names.filter((n) => n === 'submitVideo')).toHaveLength(1);
@@ -32,7 +37,12 @@ test('a task is claimed, submitted, polled, stored and completed, with no refund
 });
 
 test('a remix runs on its source channel and submits a remix, not a new video', async () => {
-  const request = taskRequest({ model: 'motion', family: 'motion', endpoint: 'videos', remixOf: { taskId: 'video_source', channel: 'sim-remix-home', jobId: 'job_source' } });
+  const request = taskRequest({
+    model: 'motion',
+    family: 'motion',
+    endpoint: 'videos',
+    remixOf: { taskId: 'video_source', channel: 'sim-remix-home', jobId: 'job_source' },
+  });
   const { state, calls } = await runTask('video-remix', request);
   expect(state.status).toBe('completed');
   expect(state.upstream?.channel).toBe('sim-remix-home');

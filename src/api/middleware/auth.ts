@@ -34,10 +34,7 @@ export async function resolveKey(keys: KeyStore, secret: string | null, ctx?: Pa
   if (gate && address && gate.limit.size > 0) {
     const wait = gate.limit.retryAfterSeconds(address());
     if (wait > 0 && !keys.recentlyValid(secret)) {
-      throw new RateLimitedError(
-        `Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`,
-        wait,
-      );
+      throw new RateLimitedError(`Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`, wait);
     }
   }
   const key = await keys.authenticate(secret);

@@ -20,10 +20,7 @@ export function requestContext(logger: Logger): Middleware<GatewayState> {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100, keyId: ctx.state.apiKey?.id },
-        'request',
-      );
+      ctx.state.log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100, keyId: ctx.state.apiKey?.id }, 'request');
     }
   };
 }

@@ -30,7 +30,12 @@ const createKeyBody = z.strictObject({
 });
 const updateKeyBody = z.strictObject({ rate_limit_rpm: rpm.optional(), max_concurrent_tasks: maxTasks.optional(), max_text_in_flight: maxText.optional() });
 const quotaBody = z.strictObject({
-  delta: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).refine((d) => d !== 0, 'delta must not be 0'),
+  delta: z
+    .number()
+    .int()
+    .min(-Number.MAX_SAFE_INTEGER)
+    .max(Number.MAX_SAFE_INTEGER)
+    .refine((d) => d !== 0, 'delta must not be 0'),
   reason: z.string().trim().min(1).max(500).optional(),
 });
 
@@ -90,7 +95,12 @@ export function adminRoutes({ db, keys, billing, usage, textChannels, channelHea
 
   router.post('/keys', jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(createKeyBody, ctx.request.body);
-    const issued = await keys.issue(body.name, { quota: body.quota, rateLimitRpm: body.rate_limit_rpm, maxConcurrentTasks: body.max_concurrent_tasks, maxTextInFlight: body.max_text_in_flight });
+    const issued = await keys.issue(body.name, {
+      quota: body.quota,
+      rateLimitRpm: body.rate_limit_rpm,
+      maxConcurrentTasks: body.max_concurrent_tasks,
+      maxTextInFlight: body.max_text_in_flight,
+    });
     ctx.status = 201;
     ctx.body = {
       id: issued.id,
@@ -111,7 +121,11 @@ export function adminRoutes({ db, keys, billing, usage, textChannels, channelHea
 
   router.patch('/keys/:id', jsonBody(64 * 1024), async (ctx) => {
     const body = parseOrThrow(updateKeyBody, ctx.request.body);
-    const key = await keys.setLimits(ctx.params.id ?? '', { rateLimitRpm: body.rate_limit_rpm, maxConcurrentTasks: body.max_concurrent_tasks, maxTextInFlight: body.max_text_in_flight });
+    const key = await keys.setLimits(ctx.params.id ?? '', {
+      rateLimitRpm: body.rate_limit_rpm,
+      maxConcurrentTasks: body.max_concurrent_tasks,
+      maxTextInFlight: body.max_text_in_flight,
+    });
     if (!key) throw new NotFoundError(`No live key with id '${ctx.params.id}'.`, 'id');
     ctx.body = await keyWithBalance(key);
     ctx.state.log.info({ keyId: key.id, rpm: key.rateLimitRpm, maxTasks: key.maxConcurrentTasks }, 'key limits changed');

@@ -36,13 +36,21 @@ async function answerText(ctx: ParameterizedContext<GatewayState>, deps: TextRou
     throw new InvalidRequestError(`The model '${model}' cannot be used on /v1/chat/completions: ${RESPONSES_API_HINT}.`, 'model', 'model_not_supported');
   }
   if (isNativeTextModel(model)) {
-    throw new InvalidRequestError(`The model '${model}' is served in its native format: call it with POST /v1/messages (client base URL without /v1).`, 'model', 'model_not_supported');
+    throw new InvalidRequestError(
+      `The model '${model}' is served in its native format: call it with POST /v1/messages (client base URL without /v1).`,
+      'model',
+      'model_not_supported',
+    );
   }
   const body = parseOrThrow(chatTextBody, ctx.request.body);
   const channels = textChannelsFor(deps, chatProtocol, model);
   if (channels.length === 0) {
     const served = [...new Set(deps.textChannels.filter((c) => c.type === 'openai-compatible').flatMap((c) => Object.keys(c.models)))];
-    throw new InvalidRequestError(`The model '${model}' does not exist or is not served by this gateway. Text models on /v1/chat/completions: ${served.join(', ') || 'none'}; video: motion-2, motion-2-pro.`, 'model', 'model_not_found');
+    throw new InvalidRequestError(
+      `The model '${model}' does not exist or is not served by this gateway. Text models on /v1/chat/completions: ${served.join(', ') || 'none'}; video: motion-2, motion-2-pro.`,
+      'model',
+      'model_not_found',
+    );
   }
   // The hold needs a bound on the output: a request that names none gets the gateway's cap.
   const capped = needsOutputCap(body);
@@ -126,10 +134,14 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
     if (body.stream !== true) {
       let previous: TaskState | null = null;
       const lines = [chatLines.taskId(started.id)];
-      const final = await watchTask(read, (state) => {
-        lines.push(...linesFor(state, previous));
-        previous = state;
-      }, { everyMs: deps.config.env.STREAM_POLL_MS, signal: abort.signal });
+      const final = await watchTask(
+        read,
+        (state) => {
+          lines.push(...linesFor(state, previous));
+          previous = state;
+        },
+        { everyMs: deps.config.env.STREAM_POLL_MS, signal: abort.signal },
+      );
       ctx.body = chatCompletion(chunk, lines.join(''), final ? finishReasonOf(final) : 'stop');
       return;
     }
@@ -147,15 +159,26 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
     void (async () => {
       let previous: TaskState | null = null;
       try {
-        const final = await watchTask(read, (state) => {
-          for (const content of linesFor(state, previous)) send(chatChunk(chunk, { content }));
-          previous = state;
-        }, { everyMs: deps.config.env.STREAM_POLL_MS, signal: abort.signal });
+        const final = await watchTask(
+          read,
+          (state) => {
+            for (const content of linesFor(state, previous)) send(chatChunk(chunk, { content }));
+            previous = state;
+          },
+          { everyMs: deps.config.env.STREAM_POLL_MS, signal: abort.signal },
+        );
         if (final && !abort.signal.aborted) send(chatChunk(chunk, {}, finishReasonOf(final)));
       } catch (err) {
         // A read failed mid-stream (Temporal unreachable): say so in the stream, then end it.
         ctx.state.log.warn({ err: (err as Error).message, taskId: started.id }, 'stream ended early');
-        send({ error: { message: `The task status could not be read; the task continues: read it with GET /v1/videos/${started.id}.`, type: 'server_error', param: null, code: 'stream_interrupted' } });
+        send({
+          error: {
+            message: `The task status could not be read; the task continues: read it with GET /v1/videos/${started.id}.`,
+            type: 'server_error',
+            param: null,
+            code: 'stream_interrupted',
+          },
+        });
       } finally {
         clearInterval(keepalive);
         if (!stream.writableEnded) stream.end('data: [DONE]\n\n');

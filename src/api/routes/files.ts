@@ -39,7 +39,8 @@ export function fileRoutes(blobs: BlobStore, signer: UrlSigner): Router<GatewayS
     if (segments.some((s) => s === null)) throw new NotFoundError('The file no longer exists.');
     const key = segments.join('/');
     const verdict = signer.verify(key, str(ctx.query.expires), str(ctx.query.signature));
-    if (verdict === 'expired') throw new GatewayError(403, 'invalid_request_error', 'This link has expired; read the task again for a fresh video_url.', null, 'link_expired');
+    if (verdict === 'expired')
+      throw new GatewayError(403, 'invalid_request_error', 'This link has expired; read the task again for a fresh video_url.', null, 'link_expired');
     if (verdict !== 'ok') throw new GatewayError(403, 'invalid_request_error', 'Invalid file link signature.', null, 'invalid_signature');
     const size = await blobs.size(key);
     if (size === null) throw new NotFoundError('The file no longer exists.');

@@ -30,10 +30,18 @@ function refuseNonNative(model: string, deps: MessagesRouteDeps): void {
   if (isNativeTextModel(model)) return;
   const video = findVideoModel(model);
   if (video) {
-    throw new InvalidRequestError(`'${model}' is a video model: create it with POST /v1/video/create${video.family === 'motion' ? ' or POST /v1/videos' : ''}. ${where}.`, 'model', 'model_not_supported');
+    throw new InvalidRequestError(
+      `'${model}' is a video model: create it with POST /v1/video/create${video.family === 'motion' ? ' or POST /v1/videos' : ''}. ${where}.`,
+      'model',
+      'model_not_supported',
+    );
   }
   if (textChannelsFor(deps, chatProtocol, model).length > 0) {
-    throw new InvalidRequestError(`The model '${model}' is not a native model: call it with POST /v1/chat/completions (client base URL ${deps.config.publicBaseUrl}/v1). ${where}.`, 'model', 'model_not_supported');
+    throw new InvalidRequestError(
+      `The model '${model}' is not a native model: call it with POST /v1/chat/completions (client base URL ${deps.config.publicBaseUrl}/v1). ${where}.`,
+      'model',
+      'model_not_supported',
+    );
   }
   throw new InvalidRequestError(`Unknown model '${model}'. ${where}; other text models are served by POST /v1/chat/completions.`, 'model', 'model_not_found');
 }

@@ -23,7 +23,14 @@ export interface ModelEntry {
 /** Every model some channel serves: the native text models, the other text models, the video models. */
 export function modelCatalog(video: readonly VideoChannel[], text: readonly TextChannel[], since: number): ModelEntry[] {
   const entry = (id: string, ownedBy: string, endpoints: string[]): ModelEntry => ({
-    id, object: 'model', created: since, owned_by: ownedBy, type: 'model', display_name: id, created_at: new Date(since * 1000).toISOString(), endpoints,
+    id,
+    object: 'model',
+    created: since,
+    owned_by: ownedBy,
+    type: 'model',
+    display_name: id,
+    created_at: new Date(since * 1000).toISOString(),
+    endpoints,
   });
   const out = new Map<string, ModelEntry>();
   for (const c of text) {
@@ -34,9 +41,10 @@ export function modelCatalog(video: readonly VideoChannel[], text: readonly Text
   }
   for (const m of VIDEO_MODELS) {
     if (channelsFor(video, m.id).length === 0) continue;
-    const endpoints = m.family === 'motion'
-      ? ['/v1/video/create', '/v1/videos', '/v1/chat/completions']
-      : m.endpoints.map((e) => (e === 'videos' ? '/v1/videos' : '/v1/video/create'));
+    const endpoints =
+      m.family === 'motion'
+        ? ['/v1/video/create', '/v1/videos', '/v1/chat/completions']
+        : m.endpoints.map((e) => (e === 'videos' ? '/v1/videos' : '/v1/video/create'));
     out.set(m.id, entry(m.id, m.family, endpoints));
   }
   return [...out.values()];
@@ -47,7 +55,12 @@ export function modelCatalog(video: readonly VideoChannel[], text: readonly Text
  * alongside (has_more, first_id, last_id, type, display_name, created_at). Keys carry no
  * model restrictions, so every key may call every model listed.
  */
-export function modelRoutes(deps: { keys: KeyStore; limiter: RateLimiter; channels: readonly VideoChannel[]; textChannels: readonly TextChannel[] }): Router<GatewayState> {
+export function modelRoutes(deps: {
+  keys: KeyStore;
+  limiter: RateLimiter;
+  channels: readonly VideoChannel[];
+  textChannels: readonly TextChannel[];
+}): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const catalog = modelCatalog(deps.channels, deps.textChannels, Math.floor(Date.now() / 1000));
   const auth = anyKeyAuth(deps.keys, deps.limiter);

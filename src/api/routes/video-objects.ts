@@ -43,12 +43,16 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const ownerId = callerKey(ctx.state).id;
     // Everything that can still refuse the request runs before anything is stored or made.
     const image = reference ? await readReference(reference.path) : undefined;
-    const savesCharacter = fields.character_create?.save_to_library === true && (fields.character_url !== undefined || fields.character_from_task !== undefined);
+    const savesCharacter =
+      fields.character_create?.save_to_library === true && (fields.character_url !== undefined || fields.character_from_task !== undefined);
     const { state, saved } = await idempotentCreate(ctx, deps, {
       fingerprint: ['POST /v1/videos', form.fields, image ? createHash('sha256').update(image.bytes).digest('hex') : null],
       fresh: () => {
         const username = newCharacterUsername();
-        return { taskId: model.family === 'vidgen' ? newVideoObjectId() : newTaskId(model.id), ...(savesCharacter ? { username, characterId: `char_${username}` } : {}) };
+        return {
+          taskId: model.family === 'vidgen' ? newVideoObjectId() : newTaskId(model.id),
+          ...(savesCharacter ? { username, characterId: `char_${username}` } : {}),
+        };
       },
       leaseSeconds: savesCharacter ? CHARACTER_CREATE_LEASE_SECONDS : CREATE_LEASE_SECONDS,
       existing: async (ids) => {
@@ -131,8 +135,13 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const state = await ownTask(deps.tasks, ctx.params.id, callerKey(ctx.state).id);
     const videoUrl = videoUrlOf(state, deps.signer);
     if (state.status !== 'completed' || !videoUrl) {
-      const why = state.status === 'failed' ? `it failed (${state.error?.message ?? 'no reason recorded'})` : `it is ${state.status} (progress ${state.progress}%)`;
-      throw new ConflictError(`The video is not available: ${why}. Content is available once the status is completed.`, 'id', state.status === 'failed' ? 'video_failed' : 'video_not_ready');
+      const why =
+        state.status === 'failed' ? `it failed (${state.error?.message ?? 'no reason recorded'})` : `it is ${state.status} (progress ${state.progress}%)`;
+      throw new ConflictError(
+        `The video is not available: ${why}. Content is available once the status is completed.`,
+        'id',
+        state.status === 'failed' ? 'video_failed' : 'video_not_ready',
+      );
     }
     ctx.body = videoContentView({ ...state, status: 'completed' }, videoUrl);
   });
@@ -160,7 +169,11 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const { taskId } = ids;
     let character: CharacterSource | undefined;
     if (fields.character_url) {
-      character = { kind: 'url', url: assertFetchable(fields.character_url, 'character_url', env.FETCH_ALLOW_PRIVATE), timestamps: fields.character_timestamps };
+      character = {
+        kind: 'url',
+        url: assertFetchable(fields.character_url, 'character_url', env.FETCH_ALLOW_PRIVATE),
+        timestamps: fields.character_timestamps,
+      };
     }
     if (fields.character_from_task) {
       const { task, video } = await finishedVideoOf(deps.tasks, fields.character_from_task, ownerId, 'character_from_task');
@@ -176,7 +189,14 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
         // both gets its 402 with nothing made (no character left in its library).
         await deps.paid.chargeAhead({ taskId, ownerId, model: model.id, seconds: fields.seconds, size: fields.size });
         try {
-          saved = await deps.paid.createCharacter({ characterId: `char_${username}`, username, ownerId, source: character, model: model.id, createdAt: Date.now() });
+          saved = await deps.paid.createCharacter({
+            characterId: `char_${username}`,
+            username,
+            ownerId,
+            source: character,
+            model: model.id,
+            createdAt: Date.now(),
+          });
         } catch (err) {
           await deps.paid.release(taskId);
           throw err;
@@ -190,4 +210,3 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
 
   return router;
 }
-

@@ -26,9 +26,8 @@ export function promptOf(body: ChatVideoBody): string {
     const message = body.messages[i];
     if (message.role !== 'user') continue;
     const content = message.content;
-    const text = typeof content === 'string'
-      ? content
-      : (content ?? []).map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+    const text =
+      typeof content === 'string' ? content : (content ?? []).map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
     const prompt = text.trim();
     if (!prompt) break;
     if (prompt.length > MAX_PROMPT_CHARS) throw new InvalidRequestError(`The prompt is longer than ${MAX_PROMPT_CHARS} characters.`, `messages[${i}].content`);

@@ -26,89 +26,128 @@ function checkBase64(mediaType: string, data: string, ctx: z.RefinementCtx): voi
 
 const urlSource = z.looseObject({ type: z.literal('url'), url: z.url({ protocol: /^https?$/ }) });
 
-const imageSource = z.discriminatedUnion('type', [
-  z.looseObject({
-    type: z.literal('base64'),
-    media_type: z.enum(IMAGE_TYPES, { error: `must be one of ${IMAGE_TYPES.join(', ')}` }),
-    data: z.string().min(1),
-  }).superRefine((v, ctx) => checkBase64(v.media_type, v.data, ctx)),
-  urlSource,
-], { error: "source.type must be 'base64' or 'url'" });
+const imageSource = z.discriminatedUnion(
+  'type',
+  [
+    z
+      .looseObject({
+        type: z.literal('base64'),
+        media_type: z.enum(IMAGE_TYPES, { error: `must be one of ${IMAGE_TYPES.join(', ')}` }),
+        data: z.string().min(1),
+      })
+      .superRefine((v, ctx) => checkBase64(v.media_type, v.data, ctx)),
+    urlSource,
+  ],
+  { error: "source.type must be 'base64' or 'url'" },
+);
 
-const documentSource = z.discriminatedUnion('type', [
-  z.looseObject({
-    type: z.literal('base64'),
-    media_type: z.literal('application/pdf', { error: 'PDF is the only supported document format: media_type must be application/pdf' }),
-    data: z.string().min(1),
-  }).superRefine((v, ctx) => checkBase64('application/pdf', v.data, ctx)),
-  urlSource,
-], { error: "PDF is the only supported document format: source.type must be 'base64' (application/pdf) or 'url'" });
+const documentSource = z.discriminatedUnion(
+  'type',
+  [
+    z
+      .looseObject({
+        type: z.literal('base64'),
+        media_type: z.literal('application/pdf', { error: 'PDF is the only supported document format: media_type must be application/pdf' }),
+        data: z.string().min(1),
+      })
+      .superRefine((v, ctx) => checkBase64('application/pdf', v.data, ctx)),
+    urlSource,
+  ],
+  { error: "PDF is the only supported document format: source.type must be 'base64' (application/pdf) or 'url'" },
+);
 
 const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
 const imageBlock = z.looseObject({ type: z.literal('image'), source: imageSource });
 const documentBlock = z.looseObject({ type: z.literal('document'), source: documentSource });
 const toolResultContent = z.union([
   z.string(),
-  z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, z.looseObject({ type: z.literal('search_result') })], {
-    error: 'tool_result content blocks must be text, image, document or search_result',
-  })),
+  z.array(
+    z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, z.looseObject({ type: z.literal('search_result') })], {
+      error: 'tool_result content blocks must be text, image, document or search_result',
+    }),
+  ),
 ]);
 
 export const CONTENT_BLOCK_TYPES = [
-  'text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking',
-  'search_result', 'server_tool_use', 'web_search_tool_result',
+  'text',
+  'image',
+  'document',
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+  'search_result',
+  'server_tool_use',
+  'web_search_tool_result',
 ] as const;
 
-const contentBlock = z.discriminatedUnion('type', [
-  textBlock,
-  imageBlock,
-  documentBlock,
-  z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()) }),
-  z.looseObject({ type: z.literal('tool_result'), tool_use_id: z.string().min(1), content: toolResultContent.optional(), is_error: z.boolean().optional() }),
-  z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
-  z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() }),
-  z.looseObject({ type: z.literal('search_result') }),
-  z.looseObject({ type: z.literal('server_tool_use') }),
-  z.looseObject({ type: z.literal('web_search_tool_result') }),
-], { error: `content block type must be one of ${CONTENT_BLOCK_TYPES.join(', ')}` });
+const contentBlock = z.discriminatedUnion(
+  'type',
+  [
+    textBlock,
+    imageBlock,
+    documentBlock,
+    z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()) }),
+    z.looseObject({ type: z.literal('tool_result'), tool_use_id: z.string().min(1), content: toolResultContent.optional(), is_error: z.boolean().optional() }),
+    z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+    z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() }),
+    z.looseObject({ type: z.literal('search_result') }),
+    z.looseObject({ type: z.literal('server_tool_use') }),
+    z.looseObject({ type: z.literal('web_search_tool_result') }),
+  ],
+  { error: `content block type must be one of ${CONTENT_BLOCK_TYPES.join(', ')}` },
+);
 
 const message = z.looseObject({
   role: z.enum(['user', 'assistant'], { error: "must be 'user' or 'assistant' (the system prompt goes in the top-level 'system')" }),
   content: z.union([z.string(), z.array(contentBlock)], { error: 'must be a string or an array of content blocks' }),
 });
 
-const tool = z.looseObject({ name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/, 'must be 1-128 letters, digits, _ or -') })
+const tool = z
+  .looseObject({ name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/, 'must be 1-128 letters, digits, _ or -') })
   .refine((t) => 'input_schema' in t || 'type' in t, { message: 'a custom tool needs an input_schema' });
 
-const toolChoice = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('auto') }),
-  z.looseObject({ type: z.literal('any') }),
-  z.looseObject({ type: z.literal('tool'), name: z.string().min(1) }),
-  z.looseObject({ type: z.literal('none') }),
-], { error: "tool_choice.type must be 'auto', 'any', 'tool' or 'none'" });
+const toolChoice = z.discriminatedUnion(
+  'type',
+  [
+    z.looseObject({ type: z.literal('auto') }),
+    z.looseObject({ type: z.literal('any') }),
+    z.looseObject({ type: z.literal('tool'), name: z.string().min(1) }),
+    z.looseObject({ type: z.literal('none') }),
+  ],
+  { error: "tool_choice.type must be 'auto', 'any', 'tool' or 'none'" },
+);
 
 export const THINKING_BUDGET = { min: 1024, max: 32_768 } as const;
 
-const thinking = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(THINKING_BUDGET.min).max(THINKING_BUDGET.max) }),
-  z.looseObject({ type: z.literal('disabled') }),
-], { error: "thinking.type must be 'enabled' or 'disabled'" });
+const thinking = z.discriminatedUnion(
+  'type',
+  [
+    z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(THINKING_BUDGET.min).max(THINKING_BUDGET.max) }),
+    z.looseObject({ type: z.literal('disabled') }),
+  ],
+  { error: "thinking.type must be 'enabled' or 'disabled'" },
+);
 
 const penalty = z.number().min(-2).max(2);
 
-const responseFormat = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('text') }),
-  z.strictObject({ type: z.literal('json_object') }),
-  z.strictObject({
-    type: z.literal('json_schema'),
-    json_schema: z.strictObject({
-      name: z.string().optional(),
-      description: z.string().optional(),
-      schema: z.record(z.string(), z.unknown()).optional(),
-      strict: z.boolean().nullish(),
+const responseFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({ type: z.literal('text') }),
+    z.strictObject({ type: z.literal('json_object') }),
+    z.strictObject({
+      type: z.literal('json_schema'),
+      json_schema: z.strictObject({
+        name: z.string().optional(),
+        description: z.string().optional(),
+        schema: z.record(z.string(), z.unknown()).optional(),
+        strict: z.boolean().nullish(),
+      }),
     }),
-  }),
-], { error: "response_format.type must be 'text', 'json_object' or 'json_schema'" });
+  ],
+  { error: "response_format.type must be 'text', 'json_object' or 'json_schema'" },
+);
 
 export const messagesBody = z
   .looseObject({
@@ -138,9 +177,14 @@ export const messagesBody = z
   })
   .superRefine((body, ctx) => {
     if (body.thinking?.type === 'enabled' && body.thinking.budget_tokens >= body.max_tokens) {
-      ctx.addIssue({ code: 'custom', path: ['thinking', 'budget_tokens'], message: `must be less than max_tokens (${body.max_tokens})`, input: body.thinking.budget_tokens });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['thinking', 'budget_tokens'],
+        message: `must be less than max_tokens (${body.max_tokens})`,
+        input: body.thinking.budget_tokens,
+      });
     }
-    if (body.thinking?.type === 'enabled' && (body.temperature !== undefined && body.temperature !== 1)) {
+    if (body.thinking?.type === 'enabled' && body.temperature !== undefined && body.temperature !== 1) {
       ctx.addIssue({ code: 'custom', path: ['temperature'], message: 'may only be 1 (or unset) while thinking is enabled', input: body.temperature });
     }
   });

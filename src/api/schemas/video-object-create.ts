@@ -55,7 +55,10 @@ const characterCreateOptions = z.strictObject({
 export const videosCreateFields = z.strictObject({
   model: z.string().min(1),
   prompt: z.string().trim().min(1, 'prompt must not be empty').max(MAX_PROMPT_CHARS),
-  seconds: z.string().regex(/^\d{1,3}$/, 'expected a whole number of seconds, for example "8"').transform(Number),
+  seconds: z
+    .string()
+    .regex(/^\d{1,3}$/, 'expected a whole number of seconds, for example "8"')
+    .transform(Number),
   size: z.string().min(1),
   watermark: flag.optional(),
   private: flag.optional(),
@@ -121,7 +124,11 @@ export function parseVideosCreate(input: Record<string, string>, hasReference: b
       }
     }
     if (!hasReference) {
-      throw new InvalidRequestError(`Missing required parameter: 'input_reference' (the base image) for model '${model.id}'.`, 'input_reference', 'missing_required_parameter');
+      throw new InvalidRequestError(
+        `Missing required parameter: 'input_reference' (the base image) for model '${model.id}'.`,
+        'input_reference',
+        'missing_required_parameter',
+      );
     }
     return { fields, model, aspectRatio: VIDGEN_ASPECT[fields.size] };
   }

@@ -64,21 +64,13 @@ export function parseVideoCreate(input: unknown): ValidatedVideoCreate {
   }
   const images = body.images ?? [];
   if (images.length > model.maxImages) {
-    throw new InvalidRequestError(
-      `Too many images for model '${model.id}': at most ${model.maxImages}, got ${images.length}.`,
-      'images',
-      'too_many_images',
-    );
+    throw new InvalidRequestError(`Too many images for model '${model.id}': at most ${model.maxImages}, got ${images.length}.`, 'images', 'too_many_images');
   }
 
   if (model.family === 'vidgen') {
     for (const key of MOTION_ONLY) {
       if (body[key] !== undefined) {
-        throw new InvalidRequestError(
-          `'${key}' is a motion-model parameter and is not supported by model '${model.id}'.`,
-          key,
-          'unsupported_parameter',
-        );
+        throw new InvalidRequestError(`'${key}' is a motion-model parameter and is not supported by model '${model.id}'.`, key, 'unsupported_parameter');
       }
     }
     return { body, model, seconds: 8 };
@@ -103,10 +95,7 @@ export function parseVideoCreate(input: unknown): ValidatedVideoCreate {
   const durations = model.durations ?? [];
   const duration = body.duration ?? durations[0];
   if (duration === undefined || !durations.includes(duration)) {
-    throw new InvalidRequestError(
-      `Invalid 'duration' for model '${model.id}': allowed values are ${durations.join(', ')} seconds.`,
-      'duration',
-    );
+    throw new InvalidRequestError(`Invalid 'duration' for model '${model.id}': allowed values are ${durations.join(', ')} seconds.`, 'duration');
   }
   if (body.character_timestamps !== undefined && body.character_url === undefined) {
     throw new InvalidRequestError(`'character_timestamps' requires 'character_url'.`, 'character_timestamps');

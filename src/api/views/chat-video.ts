@@ -23,7 +23,13 @@ export interface ChunkContext {
 }
 
 export function chatChunk(c: ChunkContext, delta: { role?: 'assistant'; content?: string }, finishReason: string | null = null) {
-  return { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] };
+  return {
+    id: c.id,
+    object: 'chat.completion.chunk',
+    created: c.created,
+    model: c.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  };
 }
 
 export function chatCompletion(c: ChunkContext, content: string, finishReason: string) {

@@ -2,7 +2,15 @@
 import type { TextChannel } from '../../config/channels';
 import type { TextProtocol } from '../../proxy/text-proxy';
 import { stringFieldBytes } from '../usage';
-import { anthropicErrorType, GENERATED_FIELDS as MESSAGE_FIELDS, isNativeErrorBody, MessagesStreamTap, toNativeBody, usageOfMessage, type CompatExtensions } from './mapping';
+import {
+  anthropicErrorType,
+  GENERATED_FIELDS as MESSAGE_FIELDS,
+  isNativeErrorBody,
+  MessagesStreamTap,
+  toNativeBody,
+  usageOfMessage,
+  type CompatExtensions,
+} from './mapping';
 
 /** The version the gateway speaks to native channels; the client's own header is ignored (spec 5, 9). */
 export const ANTHROPIC_VERSION = '2023-06-01';

@@ -8,7 +8,9 @@ export const anthropicNative = textProvider({
   serves: 'text',
   protocol: messagesProtocol,
   fromEnv: (env) =>
-    env.ANTHROPIC_API_KEY ? { name: 'anthropic', baseUrl: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY, models: { ...DEFAULT_NATIVE_UPSTREAM_MODELS } } : null,
+    env.ANTHROPIC_API_KEY
+      ? { name: 'anthropic', baseUrl: env.ANTHROPIC_BASE_URL, apiKey: env.ANTHROPIC_API_KEY, models: { ...DEFAULT_NATIVE_UPSTREAM_MODELS } }
+      : null,
   // The simulator accepts the gateway's own model names.
   simulated: { name: 'sim-anthropic', basePath: '', models: identityModels(NATIVE_TEXT_MODELS) },
   simulatorModule: 'simulator/anthropic-messages.ts',

@@ -10,7 +10,9 @@ export const openAiCompatible = textProvider({
   protocol: chatProtocol,
   fromEnv: (env) => {
     if (!env.OPENAI_API_KEY) return null;
-    const models = env.OPENAI_MODELS?.split(',').map((m) => m.trim()).filter(Boolean) ?? [...DEFAULT_OPENAI_TEXT_MODELS];
+    const models = env.OPENAI_MODELS?.split(',')
+      .map((m) => m.trim())
+      .filter(Boolean) ?? [...DEFAULT_OPENAI_TEXT_MODELS];
     if (models.length === 0) throw new ConfigError('OPENAI_MODELS names no model: give a comma-separated list, or leave it unset for the defaults.');
     return { name: 'openai', baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, models: identityModels(models) };
   },

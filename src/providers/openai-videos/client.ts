@@ -45,7 +45,12 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
     async profilePicture(characterId: string) {
       // Not part of OpenAI's API; some compatible providers (and the simulator) serve one.
       try {
-        const res = await upstreamFetch('character picture', `${channel.baseUrl}/v1/videos/characters/${encodeURIComponent(characterId)}/profile_picture`, { headers: auth }, timeoutMs);
+        const res = await upstreamFetch(
+          'character picture',
+          `${channel.baseUrl}/v1/videos/characters/${encodeURIComponent(characterId)}/profile_picture`,
+          { headers: auth },
+          timeoutMs,
+        );
         return Buffer.from(await res.arrayBuffer());
       } catch (err) {
         if (err instanceof UpstreamError && err.kind === 'rejected') return null;
