@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import Anthropic, { APIError as AnthropicAPIError, BadRequestError, InternalServerError, OverloadedError } from '@anthropic-ai/sdk';
 import OpenAI, { APIError as OpenAIAPIError } from 'openai';
-import { freePort } from '../support/ports';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 import { channelsOf, keyIdByName, nonce, readSse, usageRowFor, type ChannelView, type SseFrame } from '../support/text';
 
@@ -47,7 +46,9 @@ function channelsYaml(sim: string, dead: string): string {
 
 beforeAll(async () => {
   const { simulatorUrl } = e2eEnv();
-  closedPort = await freePort(); // nothing listens there
+  // Port 1 is never served on this machine: a free port picked now could be taken by another
+  // test file's server (the suites run in parallel) before the gateway dials it.
+  closedPort = 1;
   tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'text-failover-'));
   const file = path.join(tmpDir, 'channels.yaml');
   fs.writeFileSync(file, channelsYaml(simulatorUrl, `http://127.0.0.1:${closedPort}`));

@@ -52,8 +52,9 @@ describe('billing reconciler', () => {
   });
 
   it('sweeps from an hour back first, then from a minute before the previous sweep began', async () => {
-    const { reconciler, sweeps } = setup();
+    // Taken before the reconciler starts: its first sweep reaches back from its start.
     const before = Date.now();
+    const { reconciler, sweeps } = setup();
     await reconciler.runOnce();
     const secondFrom = Date.now();
     await reconciler.runOnce();
