@@ -9,7 +9,7 @@ import { anthropicNative } from './anthropic/provider';
 import { geminiVeo } from './gemini-veo/provider';
 import { openAiCompatible } from './openai-compatible/provider';
 import { openAiVideos } from './openai-videos/provider';
-import type { TextProvider, UpstreamTimeouts, VideoProvider } from './provider';
+import type { UpstreamTimeouts, VideoProvider } from './provider';
 import type { VideoUpstream } from './video-upstream';
 
 export const VIDEO_PROVIDERS = [geminiVeo, openAiVideos] as const;
@@ -25,12 +25,6 @@ export const TEXT_CHANNEL_TYPES = TEXT_PROVIDERS.map((p) => p.type) as [TextChan
 export function videoProviderOf(type: VideoChannelType): VideoProvider {
   const provider = VIDEO_PROVIDERS.find((p) => p.type === type);
   if (!provider) throw new Error(`no video provider of type ${type}`);
-  return provider;
-}
-
-export function textProviderOf(type: TextChannelType): TextProvider {
-  const provider = TEXT_PROVIDERS.find((p) => p.type === type);
-  if (!provider) throw new Error(`no text provider of type ${type}`);
   return provider;
 }
 

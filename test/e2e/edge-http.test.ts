@@ -199,3 +199,11 @@ test('clients cut off or gone are not logged as unhandled errors', () => {
   expect(log).toContain('"status":400'); // the dripped body, answered (to nobody) as incomplete
   expect(log).not.toContain('unhandled error');
 });
+
+// This gateway runs no worker on a Temporal that answers: its detailed health says so.
+test('/healthz is 503 while Temporal answers but no worker polls the task queue', async () => {
+  const res = await call<{ status: string; temporal: string; worker: string }>(`${gw.url}/healthz`);
+  expect(res.status).toBe(503);
+  expect(res.body).toMatchObject({ status: 'unavailable', temporal: 'ok' });
+  expect(res.body.worker).toMatch(/no worker is polling/);
+});
