@@ -81,9 +81,11 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     maxConcurrentLocalActivityExecutions: 200,
     maxConcurrentWorkflowTaskExecutions: 100,
     shutdownGraceTime: '10s',
-    // Activities with no heartbeat timeout (the fetching steps) reach the server this often
-    // at most, so a cancelled task's fetch stops within about this long.
+    // Heartbeats reach the server this often at most, so a cancelled task's user-URL fetch
+    // stops within about this long: the default applies to steps with no heartbeat timeout,
+    // the maximum to those with one (else 80 % of their timeout, 12 s for the upstream steps).
     defaultHeartbeatThrottleInterval: FETCH_HEARTBEAT_THROTTLE,
+    maxHeartbeatThrottleInterval: FETCH_HEARTBEAT_THROTTLE,
   });
 }
 

@@ -11,7 +11,8 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { findVideoModel } from '../catalog/models';
 import { channelsFor, type VideoChannel } from '../config/channels';
-import { FetchRejectedError, readHead } from '../net/url-guard';
+import { readHead } from '../files/read-head';
+import { FetchRejectedError } from '../net/url-guard';
 import { FetchSlotsBusyError, type FetchFile, type UserUrlFetcher } from '../net/user-url-fetcher';
 import { isMp4, sniffImage } from '../net/media';
 import { storageKeys, type BlobStore } from '../files/blob-store';
@@ -42,12 +43,6 @@ export interface VideoActivityDeps {
 type StoredImageRef = Extract<ImageRef, { kind: 'stored' }>;
 type UrlImageRef = Extract<ImageRef, { kind: 'url' }>;
 const isStored = (ref: ImageRef): ref is StoredImageRef => ref.kind === 'stored';
-
-/**
- * How often a fetching step heartbeats. The worker throttles what reaches the server to its
- * heartbeat interval (src/worker.ts), which is how soon a cancellation reaches a fetch.
- */
-const FETCH_HEARTBEAT_MS = 1000;
 
 /** How long a step retries a user's URL that cannot be fetched (down, timing out, 5xx) before the task fails. */
 const USER_URL_GIVE_UP_MS = 60_000;
@@ -99,12 +94,13 @@ async function mapErrors<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * How often an upstream step (submit, remix, character, prompt) heartbeats. Their heartbeat
- * timeout (src/workflows/video-task.ts) is what tells the server that the worker running one
+ * How often an upstream step (submit, remix, character, prompt) heartbeats. Its heartbeat
+ * timeout (src/workflows/video-task.ts) is what tells the server that the worker running it
  * died: without it, the step would wait out its whole start-to-close timeout (minutes) before
- * another worker retries it.
+ * another worker retries it. The heartbeats' answers also carry a cancellation to the step's
+ * user-URL fetches. The worker throttles what reaches the server (src/worker.ts).
  */
-const STEP_HEARTBEAT_MS = 2000;
+const STEP_HEARTBEAT_MS = 1000;
 
 /** Runs an upstream step, heartbeating while it runs. */
 async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
@@ -134,22 +130,13 @@ export function createVideoActivities(deps: VideoActivityDeps) {
   }
 
   /**
-   * Runs `work` holding one of the owner's user-URL fetch slots in this worker. It heartbeats
-   * meanwhile: the activity learns of a cancellation (the workflow cancelled or terminated)
-   * only from a heartbeat's answer, and the cancellation aborts the fetches. Thrown inside
-   * mapErrors, so a busy key's FetchSlotsBusyError becomes a delayed retry.
+   * Runs `work` holding one of the owner's user-URL fetch slots in this worker, inside a
+   * heartbeating step: the activity learns of a cancellation (the workflow cancelled or
+   * terminated) only from a heartbeat's answer, and the cancellation aborts the fetches.
+   * Thrown inside mapErrors, so a busy key's FetchSlotsBusyError becomes a delayed retry.
    */
   async function fetchingUserUrls<T>(ownerId: string, work: (fetchFile: FetchFile) => Promise<T>): Promise<T> {
-    const ctx = Context.current();
-    return deps.userFetches.forKey(ownerId, ctx.cancellationSignal, async (fetchFile) => {
-      ctx.heartbeat();
-      const beat = setInterval(() => ctx.heartbeat(), FETCH_HEARTBEAT_MS);
-      try {
-        return await work(fetchFile);
-      } finally {
-        clearInterval(beat);
-      }
-    });
+    return deps.userFetches.forKey(ownerId, Context.current().cancellationSignal, work);
   }
 
   /** The body is sniffed from the file's first bytes, and read whole only when it is an image (the upstream submit sends bytes). */
