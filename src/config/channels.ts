@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Config } from './env';
 import { ConfigError } from './env';
 import { TEXT_CHANNEL_TYPES, TEXT_PROVIDERS, VIDEO_CHANNEL_TYPES, VIDEO_PROVIDERS, type TextChannelType, type VideoChannelType } from '../providers/registry';
-import type { ShortcutChannel } from '../providers/provider';
+import { identityModels, type ShortcutChannel } from '../providers/provider';
 
 /**
  * Upstream channels: where each gateway model is sent. Declared in CHANNELS_FILE (YAML or
@@ -90,7 +90,6 @@ export function isVideoChannel(c: Channel): c is VideoChannel {
 export const SIMULATOR_API_KEY = 'sim-key';
 
 const trimUrl = (url: string) => url.replace(/\/+$/, '');
-const identity = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, n]));
 const trimmed = (c: ShortcutChannel): ShortcutChannel => ({ ...c, baseUrl: trimUrl(c.baseUrl) });
 
 function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): Channel[] {
@@ -115,7 +114,7 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): 
       name: c.name,
       baseUrl: trimUrl(c.base_url),
       apiKey,
-      models: Array.isArray(c.models) ? identity(c.models) : c.models,
+      models: Array.isArray(c.models) ? identityModels(c.models) : c.models,
       priority: c.priority,
       weight: c.weight,
       simulated: false,

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { readHead } from './read-head';
 
 /**
  * Gateway storage for finished videos and uploaded inputs: a local directory by default
@@ -85,15 +86,8 @@ export class BlobStore {
     return fs.createReadStream(this.resolve(key), { start, end });
   }
 
-  async head(key: string, length: number): Promise<Buffer> {
-    const handle = await fs.promises.open(this.resolve(key), 'r');
-    try {
-      const buf = Buffer.alloc(length);
-      const { bytesRead } = await handle.read(buf, 0, length, 0);
-      return buf.subarray(0, bytesRead);
-    } finally {
-      await handle.close();
-    }
+  head(key: string, length: number): Promise<Buffer> {
+    return readHead(this.resolve(key), length);
   }
 }
 

@@ -107,18 +107,6 @@ export async function withFetchedFile<T>(rawUrl: string, opts: GuardedFetchOptio
   }
 }
 
-/** The first `length` bytes of a fetched file, for sniffing its type before reading it whole. */
-export async function readHead(file: string, length: number): Promise<Buffer> {
-  const handle = await fs.promises.open(file, 'r');
-  try {
-    const buf = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(buf, 0, length, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Removes temporary files older than `olderThanMs` left by a process that died mid-fetch
  * (a live fetch's file is never older than its deadline plus its use).

@@ -44,7 +44,7 @@ export class CharacterService {
     } catch (err) {
       // Started before, by a create this one repeats (Idempotency-Key): wait for that one.
       if (err instanceof WorkflowExecutionAlreadyStartedError) handle = this.client.workflow.getHandle(input.characterId);
-      else throw startFailure(err, `The task service is unavailable (${(err as Error).message.split('\n')[0]}). Retry in a few seconds.`);
+      else throw startFailure(err, unavailableMessage(err));
     }
     try {
       const character = await connection.withDeadline(Date.now() + this.opts.createTimeoutMs, () => handle.result() as Promise<CharacterState>);
@@ -68,7 +68,7 @@ export class CharacterService {
       return character;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return null;
-      throw new TaskServiceUnavailable(`The task service is unavailable (${(err as Error).message.split('\n')[0]}). Retry in a few seconds.`);
+      throw new TaskServiceUnavailable(unavailableMessage(err));
     }
   }
 
@@ -93,4 +93,8 @@ function characterError(err: unknown, id: string): Error {
     return new UpstreamFailed(`The provider could not make the character: ${message}`);
   }
   return new StillRunning(`The character ${id} is still being made; read it later with GET /motion/v1/characters/${id}.`);
+}
+
+function unavailableMessage(err: unknown): string {
+  return `The task service is unavailable (${(err as Error).message.split('\n')[0]}). Retry in a few seconds.`;
 }

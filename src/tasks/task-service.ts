@@ -73,7 +73,7 @@ export class TaskService {
       );
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
-      throw startFailure(err, unavailable(err).message);
+      throw startFailure(err);
     }
     return state;
   }
@@ -168,9 +168,13 @@ export class TaskService {
   }
 }
 
-function unavailable(err: unknown): TaskServiceUnavailable {
+function unavailableMessage(err: unknown): string {
   const detail = err instanceof Error ? err.message.split('\n')[0] : 'unknown error';
-  return new TaskServiceUnavailable(`The task service is unavailable (Temporal did not answer: ${detail}). Retry in a few seconds.`);
+  return `The task service is unavailable (Temporal did not answer: ${detail}). Retry in a few seconds.`;
+}
+
+function unavailable(err: unknown): TaskServiceUnavailable {
+  return new TaskServiceUnavailable(unavailableMessage(err));
 }
 
 /**
@@ -188,7 +192,7 @@ export function temporalAnswered(err: unknown): boolean {
 const NO_ANSWER_CODES: readonly number[] = [1, 2, 4, 14];
 
 /** The failure of a start; marked when Temporal never answered it (see startUnanswered). */
-export function startFailure(err: unknown, message: string): TaskServiceUnavailable {
+export function startFailure(err: unknown, message = unavailableMessage(err)): TaskServiceUnavailable {
   return new TaskServiceUnavailable(message, !temporalAnswered(err));
 }
 
