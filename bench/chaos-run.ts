@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ADMIN_TOKEN, type ChaosStack } from './chaos-stack';
+import { seededRandom } from '../test/support/seeded-random';
 
 export interface ChaosOptions {
   seconds: number;
@@ -51,18 +52,6 @@ export interface ChaosReport {
   };
 }
 
-/** A small seeded generator (mulberry32): the same seed, the same kill schedule. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function admin<T>(url: string, path: string, init: RequestInit = {}): Promise<T> {
@@ -89,7 +78,7 @@ async function patiently<T>(fn: () => Promise<T>, seconds = 120): Promise<T> {
 }
 
 export async function runChaos(stack: ChaosStack, opts: ChaosOptions): Promise<ChaosReport> {
-  const rnd = random(opts.seed);
+  const rnd = seededRandom(opts.seed);
   const { url } = stack;
   const issued = await patiently(() =>
     admin<{ id: string; key: string }>(url, '/admin/keys', { method: 'POST', body: JSON.stringify({ name: `chaos-${Date.now()}`, quota: 1_000_000_000_000 }) }),

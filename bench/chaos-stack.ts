@@ -14,6 +14,7 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { devServerArgs } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
+import { childPids } from '../test/support/processes';
 import { benchDatabase } from './billing';
 import type { BenchChildren } from './child-guard';
 
@@ -117,6 +118,25 @@ class Supervised {
 
 const node = (entry: string): [string, string[]] => [process.execPath, [path.join(projectRoot(), entry)]];
 
+/** The settings both stacks run the gateway with: fast polls and retries, a quick reconciler, the shared simulator. */
+function gatewayEnv(port: number, dataDir: string, simulatorUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    SIMULATOR_URL: simulatorUrl,
+    UPSTREAM_POLL_MS: '300',
+    UPSTREAM_RETRY_INITIAL_MS: '200',
+    UPSTREAM_RETRY_MAX_MS: '2000',
+    BILLING_RECONCILE_SECONDS: '5',
+    FETCH_ALLOW_PRIVATE: 'true',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
 /** Dev server, API and worker as separate supervised processes on a PostgreSQL database of the run's own. */
 export async function scaleOutStack(dir: string, simulatorUrl: string, children: BenchChildren): Promise<ChaosStack> {
   const db = await benchDatabase('chaos');
@@ -139,23 +159,11 @@ export async function scaleOutStack(dir: string, simulatorUrl: string, children:
   );
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: path.join(dir, 'gateway'),
-    ADMIN_TOKEN,
+  const env = gatewayEnv(port, path.join(dir, 'gateway'), simulatorUrl, {
     TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-    SIMULATOR_URL: simulatorUrl,
     DATABASE_URL: db.url,
-    UPSTREAM_POLL_MS: '300',
-    UPSTREAM_RETRY_INITIAL_MS: '200',
-    UPSTREAM_RETRY_MAX_MS: '2000',
-    BILLING_RECONCILE_SECONDS: '5',
     TEXT_HOLD_ORPHAN_SECONDS: '6',
-    FETCH_ALLOW_PRIVATE: 'true',
-    LOG_LEVEL: 'warn',
-  };
+  });
   const api = new Supervised('api', ...node('dist/src/api/server.js'), env, dir);
   const worker = new Supervised('worker', ...node('dist/src/worker.js'), env, dir);
   dev.start();
@@ -181,41 +189,14 @@ export async function scaleOutStack(dir: string, simulatorUrl: string, children:
   };
 }
 
-/** The pid of a process's child whose command starts with `comm`, from /proc. */
-function childOf(pid: number, comm: string): number | undefined {
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (Number(stat.slice(close + 2).split(' ')[1]) === pid && stat.slice(stat.indexOf('(') + 1, close).startsWith(comm)) return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
-}
-
 /** `npm start`'s process, supervised, in a process group of its own, on the embedded store. */
 export async function embeddedStack(dir: string, simulatorUrl: string, children: BenchChildren): Promise<ChaosStack> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: path.join(dir, 'embedded'),
-    ADMIN_TOKEN,
+  const env = gatewayEnv(port, path.join(dir, 'embedded'), simulatorUrl, {
     TEMPORAL_DEV_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
-    SIMULATOR_URL: simulatorUrl,
-    UPSTREAM_POLL_MS: '300',
-    UPSTREAM_RETRY_INITIAL_MS: '200',
-    UPSTREAM_RETRY_MAX_MS: '2000',
-    BILLING_RECONCILE_SECONDS: '5',
-    FETCH_ALLOW_PRIVATE: 'true',
-    LOG_LEVEL: 'warn',
-  };
+  });
   const main = new Supervised('npm-start', ...node('dist/src/main.js'), env, dir, true);
   main.start();
   children.atEnd(() => main.stop());
@@ -228,8 +209,7 @@ export async function embeddedStack(dir: string, simulatorUrl: string, children:
       {
         name: "npm start's dev server",
         kill: async () => {
-          const dev = main.pid === undefined ? undefined : childOf(main.pid, 'temporal');
-          if (dev !== undefined) process.kill(dev, 'SIGKILL');
+          for (const dev of main.pid === undefined ? [] : childPids(main.pid, 'temporal')) process.kill(dev, 'SIGKILL');
         },
       },
     ],

@@ -10,9 +10,9 @@ import Anthropic, { PaymentRequiredError, RateLimitError } from '@anthropic-ai/s
 import { DEFAULT_PRICES, videoTaskPrice } from '../../src/billing/prices';
 import { auditMismatches, balanceOf, taskEntries } from '../support/billing';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
-import { freePort, waitFor } from '../support/ports';
+import { waitFor } from '../support/ports';
 import { runNode, TEST_DATA, type Child } from '../support/processes';
-import { ADMIN_TOKEN, e2eEnv } from '../support/stack';
+import { ADMIN_TOKEN, e2eEnv, embeddedEnv } from '../support/stack';
 
 const FAST = videoTaskPrice(DEFAULT_PRICES, { model: 'vidgen3-fast' });
 const dataDir = path.join(TEST_DATA, 'billing-embedded');
@@ -39,19 +39,8 @@ async function issue(limits: Record<string, number>): Promise<{ id: string; key:
 
 beforeAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
-  const port = await freePort();
-  env = {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    ADMIN_TOKEN,
-    TEMPORAL_DEV_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
-    SIMULATOR_URL: e2eEnv().simulatorUrl,
-    UPSTREAM_POLL_MS: '200',
-    DATABASE_URL: '',
-    REDIS_URL: '',
-  };
-  base = `http://127.0.0.1:${port}`;
+  env = await embeddedEnv(dataDir, { ADMIN_TOKEN, SIMULATOR_URL: e2eEnv().simulatorUrl, DATABASE_URL: '', REDIS_URL: '' });
+  base = `http://127.0.0.1:${env.PORT}`;
   await startMain();
 }, 120_000);
 

@@ -14,6 +14,7 @@ import { SAMPLE_MP4 } from '../../simulator/assets';
 import { createTask, queryTask, waitForTerminal } from '../support/client';
 import { freePort, waitFor } from '../support/ports';
 import { ROOT, TEST_DATA } from '../support/processes';
+import { embeddedEnv } from '../support/stack';
 
 interface Started {
   proc: ChildProcess;
@@ -145,15 +146,8 @@ test('a simulator killed with SIGKILL and started again answers for its jobs and
 test('npm start killed as a whole process group resumes its tasks in flight when started again', async () => {
   const dataDir = path.join(TEST_DATA, 'crash-npm-start');
   fs.rmSync(dataDir, { recursive: true, force: true });
-  const env = {
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    TEMPORAL_DEV_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
-    // The embedded simulator: it dies with the group, as in the demo.
-    SIMULATOR_PORT: String(await freePort()),
-    UPSTREAM_POLL_MS: '200',
-  };
+  // The embedded simulator: it dies with the group, as in the demo.
+  const env = await embeddedEnv(dataDir, { SIMULATOR_PORT: String(await freePort()) });
   const base = `http://127.0.0.1:${env.PORT}`;
   const banner = async (s: Started) => {
     await waitFor('banner', async () => fs.existsSync(s.log) && fs.readFileSync(s.log, 'utf8').includes('Try it:'), 120_000, 200);

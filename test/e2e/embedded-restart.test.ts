@@ -7,9 +7,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { createTask, queryTask, waitForTerminal } from '../support/client';
-import { freePort, waitFor } from '../support/ports';
+import { waitFor } from '../support/ports';
 import { runNode, TEST_DATA, type Child } from '../support/processes';
-import { e2eEnv } from '../support/stack';
+import { e2eEnv, embeddedEnv } from '../support/stack';
 
 const dataDir = path.join(TEST_DATA, 'embedded');
 let env: Record<string, string>;
@@ -34,15 +34,8 @@ function portOpen(port: number): Promise<boolean> {
 
 beforeAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
-  env = {
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    TEMPORAL_DEV_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
-    // An external simulator, so upstream jobs outlive the gateway's restart as a real provider's do.
-    SIMULATOR_URL: e2eEnv().simulatorUrl,
-    UPSTREAM_POLL_MS: '200',
-  };
+  // An external simulator, so upstream jobs outlive the gateway's restart as a real provider's do.
+  env = await embeddedEnv(dataDir, { SIMULATOR_URL: e2eEnv().simulatorUrl });
 }, 120_000);
 
 afterAll(async () => {

@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { call, createTask, queryTask, waitForTerminal, type TaskView } from '../support/client';
-import { freePort, waitFor } from '../support/ports';
-import { runNode, TEST_DATA, type Child } from '../support/processes';
-import { ADMIN_TOKEN, e2eEnv } from '../support/stack';
+import { waitFor } from '../support/ports';
+import { childPids, runNode, TEST_DATA, type Child } from '../support/processes';
+import { ADMIN_TOKEN, e2eEnv, embeddedEnv } from '../support/stack';
 
 interface Embedded {
   child: Child;
@@ -32,19 +32,14 @@ const samplers = new Set<{ stop(): Promise<number[]> }>();
 async function startEmbedded(name: string, extra: Record<string, string>): Promise<Embedded> {
   const dataDir = path.join(TEST_DATA, name);
   fs.rmSync(dataDir, { recursive: true, force: true });
-  const env = {
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
+  const env = await embeddedEnv(dataDir, {
     ADMIN_TOKEN,
-    TEMPORAL_DEV_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
     // An external simulator: upstream jobs and text answers do not depend on the process under test.
     SIMULATOR_URL: e2eEnv().simulatorUrl,
-    UPSTREAM_POLL_MS: '200',
     DATABASE_URL: '',
     REDIS_URL: '',
     ...extra,
-  };
+  });
   return runEmbedded(name, env);
 }
 
@@ -65,26 +60,8 @@ async function runEmbedded(logName: string, env: Record<string, string>): Promis
   return { child, base: `http://127.0.0.1:${env.PORT}`, env, logFile, banner };
 }
 
-/** The `temporal` processes whose parent is pid, read from /proc (what a human would look for). */
-function temporalChildren(pid: number): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((d) => {
-      try {
-        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-        // pid (comm) state ppid ...: comm may hold spaces, so split after its closing parenthesis.
-        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        return ppid === pid && comm === 'temporal' ? [Number(d)] : [];
-      } catch {
-        return [];
-      }
-    });
-}
-
 function devServerOf(main: Embedded): number {
-  const children = temporalChildren(main.child.proc.pid!);
+  const children = childPids(main.child.proc.pid!, 'temporal');
   expect(children).toHaveLength(1);
   return children[0]!;
 }
@@ -148,7 +125,7 @@ test('the dev server is SIGKILLed: restarted, creates answer again, the task in 
   const ready = sample(`${main.base}/readyz`);
   const first = devServerOf(main);
   process.kill(first, 'SIGKILL');
-  await waitFor('the dev server gone', async () => temporalChildren(main.child.proc.pid!).length === 0, 10_000, 50);
+  await waitFor('the dev server gone', async () => childPids(main.child.proc.pid!, 'temporal').length === 0, 10_000, 50);
 
   // Temporal is away: creates are refused with Retry-After, the rest of the gateway answers.
   const refused = await call<{ error: { code: string } }>(`${main.base}/v1/video/create`, {
@@ -171,7 +148,7 @@ test('the dev server is SIGKILLed: restarted, creates answer again, the task in 
   expect(text.body.type).toBe('message');
   // All of the above happened while the dev server was still away.
   expect(logOf(main)).not.toMatch(/temporal dev server restarted/);
-  expect(temporalChildren(main.child.proc.pid!)).toEqual([]);
+  expect(childPids(main.child.proc.pid!, 'temporal')).toEqual([]);
 
   // Back: a new dev server process, a child of the same gateway, and creates answer again.
   const created = await waitFor(

@@ -105,7 +105,9 @@ describe('domain errors become HTTP in one place', () => {
     const res = await post('/v1/video/create', create);
     expect(res.status).toBe(500);
     const message = (res.body.error as { message: string }).message;
-    expect(message).toContain(res.headers.get('x-request-id') ?? 'request id');
+    const requestId = res.headers.get('x-request-id');
+    expect(requestId).toMatch(/^req_/);
+    expect(message).toContain(`quote request id ${requestId}`);
     expect(message).not.toContain('secret detail');
   });
 });

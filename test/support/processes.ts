@@ -45,3 +45,21 @@ export function runNode(entry: string, env: Record<string, string>, logName: str
   };
   return { proc, exited, stop, kill };
 }
+
+/** The pids of `pid`'s children whose command name is `comm`, read from /proc (what a human would look for). */
+export function childPids(pid: number, comm: string): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+        // pid (comm) state ppid ...: comm may hold spaces, so split after its closing parenthesis.
+        const close = stat.lastIndexOf(')');
+        const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+        return ppid === pid && stat.slice(stat.indexOf('(') + 1, close) === comm ? [Number(d)] : [];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+}

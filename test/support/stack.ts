@@ -49,6 +49,21 @@ export function e2eEnv(): { temporalAddress: string; simulatorUrl: string } {
   return { temporalAddress, simulatorUrl };
 }
 
+/**
+ * The settings of an `npm start` process under test: a data folder and ports of its own (API,
+ * dev server, Web UI) and quick polls; `extra` adds to them or overrides them.
+ */
+export async function embeddedEnv(dataDir: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  return {
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    UPSTREAM_POLL_MS: '200',
+    ...extra,
+  };
+}
+
 export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   const { temporalAddress, simulatorUrl } = e2eEnv();
   const name = `gw-${randomBytes(4).toString('hex')}`;

@@ -9,6 +9,10 @@ import pg from 'pg';
 import type { Db } from '../../src/store/db';
 import { openEmbeddedDb } from '../../src/store/embedded-db';
 import { openPostgresDb } from '../../src/store/postgres-db';
+import { auditLedger } from '../../src/billing/audit';
+import { BillingStore } from '../../src/billing/ledger';
+import { KeyStore } from '../../src/store/keys';
+import { migrate } from '../../src/store/migrations';
 import { ensurePostgres } from './services';
 
 export type OpenedStore = { db: Db; cleanup: () => Promise<void> };
@@ -45,3 +49,20 @@ export const BOTH_STORES = [
   ['embedded (PGlite)', embeddedStore],
   ['PostgreSQL', postgresStore],
 ] as const;
+
+/** A store opened and migrated for the money tests, with its key store and ledger. */
+export async function openLedgerStore(open: () => Promise<OpenedStore>): Promise<{ opened: OpenedStore; keys: KeyStore; billing: BillingStore }> {
+  const opened = await open();
+  await migrate(opened.db);
+  return { opened, keys: new KeyStore(opened.db), billing: new BillingStore(opened.db) };
+}
+
+/** After the money tests: the ledger audit's mismatches (none, whatever they did), then the store goes. */
+export async function auditAndClose(opened: OpenedStore | undefined): Promise<unknown[]> {
+  if (!opened) return [];
+  try {
+    return (await auditLedger(opened.db)).mismatches;
+  } finally {
+    await opened.cleanup();
+  }
+}

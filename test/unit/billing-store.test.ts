@@ -5,15 +5,13 @@
  */
 import pino from 'pino';
 import { DEFAULT_PRICES } from '../../src/billing/prices';
-import { auditLedger } from '../../src/billing/audit';
 import { BillingStore, InsufficientBalance, TooManyTasksInFlight, UnknownKey, type TaskCharge } from '../../src/billing/ledger';
 import { ChargeQueue } from '../../src/billing/charge-queue';
 import type { Db } from '../../src/store/db';
 import { KeyStore } from '../../src/store/keys';
-import { migrate } from '../../src/store/migrations';
 import { TextHolds } from '../../src/billing/text-holds';
 import { UsageRecorder } from '../../src/billing/usage';
-import { BOTH_STORES, type OpenedStore } from '../support/stores';
+import { BOTH_STORES, auditAndClose, openLedgerStore, type OpenedStore } from '../support/stores';
 
 const PRICE = 1_000_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,15 +21,9 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
   let keys: KeyStore;
   let billing: BillingStore;
   beforeAll(async () => {
-    opened = await open();
-    await migrate(opened.db);
-    keys = new KeyStore(opened.db);
-    billing = new BillingStore(opened.db);
+    ({ opened, keys, billing } = await openLedgerStore(open));
   }, 60_000);
-  afterAll(async () => {
-    if (opened) expect((await auditLedger(opened.db)).mismatches).toEqual([]);
-    await opened?.cleanup();
-  });
+  afterAll(async () => expect(await auditAndClose(opened)).toEqual([]));
 
   const charge = (keyId: string, taskId: string, amount = PRICE) => billing.chargeTask({ keyId, taskId, kind: 'video', model: 'vidgen3', amount });
   const balanceOf = async (keyId: string) => (await billing.balance(keyId))?.balance;

@@ -5,6 +5,7 @@
  */
 import type { TextChannel } from '../../src/config/channels';
 import { ChannelHealth } from '../../src/proxy/channel-health';
+import { seededRandom } from '../support/seeded-random';
 
 function channel(name: string, priority = 0, weight = 1, extra: Partial<TextChannel> = {}): TextChannel {
   return {
@@ -17,18 +18,6 @@ function channel(name: string, priority = 0, weight = 1, extra: Partial<TextChan
     weight,
     simulated: false,
     ...extra,
-  };
-}
-
-/** mulberry32: a small seeded PRNG, so the statistics below are the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
@@ -66,20 +55,20 @@ function firstPicks(health: ChannelHealth, list: readonly TextChannel[], draws: 
 
 describe('order', () => {
   test('highest priority first, whatever the random draws', () => {
-    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seeded(1));
+    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(1));
     const list = [channel('low', -1, 1000), channel('mid', 1), channel('top', 5), channel('zero', 0, 1000)];
     for (let i = 0; i < 200; i++) expect(names(health.order(list))).toEqual(['top', 'mid', 'zero', 'low']);
   });
 
   test('does not reorder or change the list it is given', () => {
-    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seeded(2));
+    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(2));
     const list = [channel('a', 0), channel('b', 9)];
     expect(names(health.order(list))).toEqual(['b', 'a']);
     expect(names(list)).toEqual(['a', 'b']);
   });
 
   test('an empty list gives an empty order', () => {
-    expect(new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seeded(3)).order([])).toEqual([]);
+    expect(new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(3)).order([])).toEqual([]);
   });
 
   test.each<[string, number[], number, number, string[]]>([
@@ -100,7 +89,7 @@ describe('order', () => {
     ['weights 1:9', [1, 9], [0.1, 0.9]],
   ])('%s: the first pick follows the weights over 4000 draws', (_what, weights, shares) => {
     const list = weights.map((w, i) => channel(`c${i}`, 0, w));
-    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seeded(20251122));
+    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(20251122));
     const counts = firstPicks(health, list, 4000);
     // 4000 draws: one standard deviation is at most 0.8 percentage points; allow 3.
     list.forEach((c, i) => {
@@ -109,7 +98,7 @@ describe('order', () => {
   });
 
   test('weights apply within a priority only: a heavy lower-priority channel never goes first', () => {
-    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seeded(5));
+    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(5));
     const list = [channel('heavy', 0, 1000), channel('a', 1, 1), channel('b', 1, 3)];
     const counts = firstPicks(health, list, 2000);
     expect(counts['heavy']).toBe(0);
@@ -124,7 +113,7 @@ describe('rest and recovery', () => {
   const list = [backup, main];
 
   function fresh(): ChannelHealth {
-    return new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seeded(7));
+    return new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(7));
   }
 
   test('fewer than N consecutive failures: still healthy and still first', () => {
@@ -244,7 +233,7 @@ describe('rest and recovery', () => {
 
 describe('view', () => {
   test('a channel never used: healthy, zero counts, its configuration', () => {
-    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seeded(9));
+    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(9));
     const c = channel('sim', 2, 4, { type: 'openai-compatible', models: { 'gpt-4o': 'gpt-4o', 'gpt-4.1': 'gpt-4.1' }, simulated: true });
     expect(health.view([c])).toEqual([
       {
@@ -265,7 +254,7 @@ describe('view', () => {
   });
 
   test('counts, the last error and the rest end in unix seconds', () => {
-    const health = new ChannelHealth(2, 10_000, now, seeded(10));
+    const health = new ChannelHealth(2, 10_000, now, seededRandom(10));
     const c = channel('main', 1, 3);
     clock = START + 1500;
     health.succeeded('main');
@@ -291,7 +280,7 @@ describe('view', () => {
   });
 
   test('lists the channels given, in the order given', () => {
-    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seeded(11));
+    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(11));
     expect(health.view([channel('b', 0), channel('a', 9)]).map((v) => v.name)).toEqual(['b', 'a']);
   });
 });

@@ -7,13 +7,11 @@
  */
 import pino from 'pino';
 import { DEFAULT_PRICES } from '../../src/billing/prices';
-import { auditLedger } from '../../src/billing/audit';
 import { BillingStore, InsufficientBalance } from '../../src/billing/ledger';
 import { KeyStore } from '../../src/store/keys';
-import { migrate } from '../../src/store/migrations';
 import { TextHolds, TooManyTextRequests, type TextHoldRequest } from '../../src/billing/text-holds';
 import { UsageRecorder } from '../../src/billing/usage';
-import { BOTH_STORES, type OpenedStore } from '../support/stores';
+import { BOTH_STORES, auditAndClose, openLedgerStore, type OpenedStore } from '../support/stores';
 
 const silent = pino({ level: 'silent' });
 
@@ -22,15 +20,9 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
   let keys: KeyStore;
   let billing: BillingStore;
   beforeAll(async () => {
-    opened = await open();
-    await migrate(opened.db);
-    keys = new KeyStore(opened.db);
-    billing = new BillingStore(opened.db);
+    ({ opened, keys, billing } = await openLedgerStore(open));
   }, 60_000);
-  afterAll(async () => {
-    if (opened) expect((await auditLedger(opened.db)).mismatches).toEqual([]);
-    await opened?.cleanup();
-  });
+  afterAll(async () => expect(await auditAndClose(opened)).toEqual([]));
 
   const request = (keyId: string, amount: number): TextHoldRequest => ({
     keyId,
