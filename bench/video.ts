@@ -1,6 +1,6 @@
 /**
  * npm run bench:video -- [--tasks 100,1000] [--job-ms 30000] [--poll-ms 2000] [--concurrency 50] [--query-seconds 10]
- *                         [--status-source memo|query] [--billing on|off] [--gateway <checkout>]
+ *                         [--billing on|off] [--gateway <checkout>]
  *                         [--create-rate <tasks/s>] [--cpu-prof <dir>]
  *
  * Drives N video tasks through the real stack (Temporal dev server, worker and API as
@@ -49,7 +49,6 @@ interface Options {
   pollMs: number;
   concurrency: number;
   querySeconds: number;
-  statusSource: string;
   billing: BillingMode;
   /** The checkout whose build runs the gateway; this one by default. */
   gateway: string;
@@ -70,7 +69,6 @@ function parseArgs(argv: string[]): Options {
     pollMs: Number(get('poll-ms', '2000')),
     concurrency: Number(get('concurrency', '50')),
     querySeconds: Number(get('query-seconds', '10')),
-    statusSource: get('status-source', 'memo'),
     billing: billingModeOf(get('billing', 'on')),
     gateway: path.resolve(get('gateway', projectRoot())),
     createRate: Number(get('create-rate', '0')),
@@ -126,7 +124,6 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporalServer.address,
     SIMULATOR_URL: simUrl,
     UPSTREAM_POLL_MS: String(opts.pollMs),
-    STATUS_SOURCE: opts.statusSource,
   };
   const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
   const apiProc = bench.add(runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile));
@@ -146,7 +143,7 @@ async function main(): Promise<void> {
   const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
 
   console.log(
-    `\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, status reads from ${opts.statusSource}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}; 2 cores shared by every process\n`,
+    `\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}; 2 cores shared by every process\n`,
   );
   const results = [];
   for (const n of opts.tasks) {

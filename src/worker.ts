@@ -28,7 +28,13 @@ import { installTemporalRuntime } from './temporal/runtime';
 /** User-URL fetches are written here, and removed as soon as they are read. */
 const fetchTempDir = (config: Config): string => path.join(config.dataDir, 'tmp', 'fetches');
 const STALE_FETCH_MS = 60 * 60 * 1000;
-const FETCH_HEARTBEAT_THROTTLE = '5s';
+/**
+ * Heartbeats reach the server this often at most: a watched job's progress and status show
+ * within about this long, and a cancelled task's user-URL fetch stops within it. A watched job
+ * heartbeats only when it has something new (activities/watch-job.ts), so this bounds how fresh
+ * reads are, not how many heartbeats the server takes.
+ */
+const HEARTBEAT_THROTTLE = '1s';
 
 /** The worker settles task charges, so it uses the gateway's store (db). */
 export async function createGatewayWorker(config: Config, logger: Logger, connection: NativeConnection, db: Db): Promise<Worker> {
@@ -74,18 +80,18 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     activities,
     ...workflowSource,
-    // Tasks mostly sleep between polls: many may be open at once for little CPU. A key's
-    // user-URL fetches hold at most FETCH_MAX_PER_KEY of these slots, each for at most
-    // FETCH_TIMEOUT_MS; its steps over that give their slot back at once (a delayed retry).
+    // Each task in flight holds a slot while its job is watched, sleeping between polls: many
+    // may be open at once for little CPU. A key's user-URL fetches hold at most
+    // FETCH_MAX_PER_KEY of these slots, each for at most FETCH_TIMEOUT_MS; its steps over that
+    // give their slot back at once (a delayed retry).
     maxConcurrentActivityTaskExecutions: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentLocalActivityExecutions: 200,
     maxConcurrentWorkflowTaskExecutions: 100,
     shutdownGraceTime: '10s',
-    // Heartbeats reach the server this often at most, so a cancelled task's user-URL fetch
-    // stops within about this long: the default applies to steps with no heartbeat timeout,
-    // the maximum to those with one (else 80 % of their timeout, 12 s for the upstream steps).
-    defaultHeartbeatThrottleInterval: FETCH_HEARTBEAT_THROTTLE,
-    maxHeartbeatThrottleInterval: FETCH_HEARTBEAT_THROTTLE,
+    // The default applies to steps with no heartbeat timeout, the maximum to those with one
+    // (else 80 % of their timeout, 12 s for the upstream steps).
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
 }
 

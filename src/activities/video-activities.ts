@@ -17,11 +17,12 @@ import { FetchSlotsBusyError, type FetchFile, type UserUrlFetcher } from '../net
 import { isMp4, sniffImage } from '../net/media';
 import { storageKeys, type BlobStore } from '../files/blob-store';
 import type { EdgeOutcome } from '../billing/charge-lifecycle';
-import type { CharacterSource, ImageRef, StoredVideo, TaskRequest } from '../tasks/task';
+import type { CharacterSource, ImageRef, TaskRequest } from '../tasks/task';
 import { UpstreamError } from '../providers/http';
 import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../providers/video-upstream';
 import { videoClientFor } from '../providers/registry';
-import { FAILURE_TYPES, type ChannelPlan } from '../workflows/video-task-types';
+import { FAILURE_TYPES, type ChannelPlan, type StoredVideoResult, type WatchJobInput, type WatchJobResult } from '../workflows/video-task-types';
+import { watchJob } from './watch-job';
 import type { PromptEnhancer } from './prompt-enhancer';
 import { DEFAULT_AVATAR_PNG } from '../files/default-avatar';
 
@@ -49,9 +50,6 @@ const USER_URL_GIVE_UP_MS = 60_000;
 
 /** How long the download step waits for the store to settle a charge before leaving it to the workflow. */
 const SETTLE_WAIT_MS = 10_000;
-
-/** A stored video, and whether the download step also settled the task's charge. */
-export type StoredVideoResult = StoredVideo & { chargeSettled?: true };
 
 /** Upstream and fetch errors in the workflow's terms. */
 function asFailure(err: unknown): unknown {
@@ -160,6 +158,62 @@ export function createVideoActivities(deps: VideoActivityDeps) {
     );
   }
 
+  /**
+   * Streams the provider's file into gateway storage (video_url then never points at the
+   * provider) and settles the task's charge. `beat` is called every MiB written, so a stalled
+   * download is noticed in seconds rather than at the step's timeout.
+   */
+  async function storeFile(taskId: string, channel: string, download: DownloadRef, beat: (written: number) => void): Promise<StoredVideoResult> {
+    const upstream = client(channel);
+    const video = await mapErrors(async () => {
+      const res = await upstream.download(download);
+      if (!res.body) throw new UpstreamError('video download: empty body', 'retryable');
+      const key = storageKeys.video(taskId);
+      const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+      let lastBeat = 0;
+      const bytes = await deps.blobs.write(key, body, {
+        maxBytes: deps.maxVideoBytes ?? 2 * 1024 * 1024 * 1024,
+        onProgress: (written) => {
+          if (written - lastBeat > 1 << 20) {
+            lastBeat = written;
+            beat(written);
+          }
+        },
+      });
+      if (!isMp4(await deps.blobs.head(key, 16))) {
+        throw new UpstreamError('video download: the provider returned something that is not an MP4 file', 'retryable');
+      }
+      return { key, contentType: 'video/mp4', bytes };
+    });
+    // Settled here, in the step that already runs, rather than by a step of its own: that
+    // costs the workflow another round through the worker at every completion. A store that
+    // cannot be reached leaves it to the workflow's settle step, which retries without limit.
+    if (!deps.settleCompleted) return video;
+    let timer: NodeJS.Timeout | undefined;
+    let found: EdgeOutcome;
+    try {
+      // A store that does not answer is treated as one that cannot be reached (settling is idempotent).
+      found = await Promise.race([
+        deps.settleCompleted(taskId),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the store did not answer')), SETTLE_WAIT_MS))),
+      ]);
+    } catch (err) {
+      Context.current().log.warn('the stored task could not be settled here; the workflow settles it', { taskId: taskId, err: (err as Error).message });
+      return video;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (found === 'refunded' || found === 'missing') {
+      // Its charge was refunded while it ran: the file is not published, and the task fails.
+      await deps.blobs.remove(video.key);
+      throw ApplicationFailure.nonRetryable(
+        `The task ${taskId} cannot complete: its charge was ${found === 'missing' ? 'never taken' : 'refunded'}.`,
+        FAILURE_TYPES.chargeNotLive,
+      );
+    }
+    return { ...video, chargeSettled: true };
+  }
+
   return {
     /** Which channel serves the task; decided once and kept in history, so every later call goes to the same provider. */
     async planChannel(input: { model: string; channel?: string }): Promise<ChannelPlan> {
@@ -261,63 +315,26 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       );
     },
 
+    /** One poll: the step of the workflows begun before watchVideoJob (they replay with it). */
     async pollVideo(input: { channel: string; jobId: string }): Promise<PollResult> {
       const upstream = client(input.channel);
       return mapErrors(() => upstream.poll(input.jobId));
     },
 
-    /** Streams the provider's file into gateway storage; video_url then never points at the provider. */
-    async storeVideo(input: { taskId: string; channel: string; download: DownloadRef }): Promise<StoredVideoResult> {
+    /** Polls the job until it ends and stores its file, in one step whatever its length (watch-job.ts). */
+    async watchVideoJob(input: WatchJobInput): Promise<WatchJobResult> {
       const upstream = client(input.channel);
-      const video = await mapErrors(async () => {
-        const res = await upstream.download(input.download);
-        if (!res.body) throw new UpstreamError('video download: empty body', 'retryable');
-        const key = storageKeys.video(input.taskId);
-        const ctx = Context.current();
-        const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
-        let lastBeat = 0;
-        const bytes = await deps.blobs.write(key, body, {
-          maxBytes: deps.maxVideoBytes ?? 2 * 1024 * 1024 * 1024,
-          onProgress: (written) => {
-            // Heartbeats let a stalled download be detected in seconds, not at the 15-minute timeout.
-            if (written - lastBeat > 1 << 20) {
-              lastBeat = written;
-              ctx.heartbeat(written);
-            }
-          },
-        });
-        if (!isMp4(await deps.blobs.head(key, 16))) {
-          throw new UpstreamError('video download: the provider returned something that is not an MP4 file', 'retryable');
-        }
-        return { key, contentType: 'video/mp4', bytes };
+      return watchJob(input, {
+        poll: () => upstream.poll(input.jobId),
+        store: (download, beat) => storeFile(input.taskId, input.channel, download, () => beat()),
+        asFailure,
       });
-      // Settled here, in the step that already runs, rather than by a step of its own: that
-      // costs the workflow another round through the worker at every completion. A store that
-      // cannot be reached leaves it to the workflow's settle step, which retries without limit.
-      if (!deps.settleCompleted) return video;
-      let timer: NodeJS.Timeout | undefined;
-      let found: EdgeOutcome;
-      try {
-        // A store that does not answer is treated as one that cannot be reached (settling is idempotent).
-        found = await Promise.race([
-          deps.settleCompleted(input.taskId),
-          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the store did not answer')), SETTLE_WAIT_MS))),
-        ]);
-      } catch (err) {
-        Context.current().log.warn('the stored task could not be settled here; the workflow settles it', { taskId: input.taskId, err: (err as Error).message });
-        return video;
-      } finally {
-        clearTimeout(timer);
-      }
-      if (found === 'refunded' || found === 'missing') {
-        // Its charge was refunded while it ran: the file is not published, and the task fails.
-        await deps.blobs.remove(video.key);
-        throw ApplicationFailure.nonRetryable(
-          `The task ${input.taskId} cannot complete: its charge was ${found === 'missing' ? 'never taken' : 'refunded'}.`,
-          FAILURE_TYPES.chargeNotLive,
-        );
-      }
-      return { ...video, chargeSettled: true };
+    },
+
+    /** The download step of the workflows begun before watchVideoJob stored the file itself. */
+    async storeVideo(input: { taskId: string; channel: string; download: DownloadRef }): Promise<StoredVideoResult> {
+      const ctx = Context.current();
+      return storeFile(input.taskId, input.channel, input.download, (written) => ctx.heartbeat(written));
     },
   };
 }

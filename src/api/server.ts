@@ -59,8 +59,6 @@ export async function startApiServer(opts: {
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
-    queryTimeoutMs: env.STATUS_QUERY_TIMEOUT_MS,
-    source: env.STATUS_SOURCE,
   });
   const characterCreateTimeoutMs = 120_000;
   const characters = new CharacterService(tasks.client, {

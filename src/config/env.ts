@@ -63,9 +63,6 @@ export const envSchema = z.object({
   TEMPORAL_UI_PORT: int(1, 65535).default(8233),
   TEMPORAL_CLI_PATH: optionalString,
   TEMPORAL_RPC_TIMEOUT_MS: int(100, 60_000).default(5000),
-  STATUS_QUERY_TIMEOUT_MS: int(50, 30_000).default(1500),
-  /** memo: status reads describe the workflow; query: running tasks answer the `state` query first. */
-  STATUS_SOURCE: z.enum(['memo', 'query']).default('memo'),
   /** How often a streamed video chat completion re-reads its task for progress. */
   STREAM_POLL_MS: int(50, 60_000).default(1000),
 
@@ -140,7 +137,8 @@ export const envSchema = z.object({
 
   // Worker
   /** Activities a worker process runs at once (tasks mostly wait between polls, so many fit). */
-  WORKER_MAX_CONCURRENT_ACTIVITIES: int(1, 10_000).default(200),
+  /** Every task in flight holds one while its upstream job is watched (watchVideoJob), so this bounds the tasks one worker carries. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: int(1, 200_000).default(20_000),
 
   // Provider simulator (used when no provider credentials are configured)
   SIMULATOR_URL: optionalString,

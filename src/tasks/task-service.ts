@@ -2,51 +2,44 @@
  * Starts task workflows and reads their state. Every Temporal call has a deadline, so a
  * missing server becomes a 503 in seconds and a missing worker never hangs a status read.
  *
- * Reads come from the workflow's memo, which the workflow rewrites in the same workflow
- * task as every change of state, so a describe returns what a query would, in one server
- * round trip, with no worker involved and no history replayed (closed tasks are also
- * cached, since they never change). STATUS_SOURCE=query makes running tasks answer the
- * `state` query first (deadline STATUS_QUERY_TIMEOUT_MS, NOT_OPEN so a closed task is
- * refused instead of replayed), falling back to the memo when no worker answers in time;
- * bench:video measures both.
+ * Reads come from the server alone, in one describe: the workflow's memo, which the workflow
+ * rewrites in the same workflow task as every change of state, overlaid with the heartbeat
+ * details of the step that watches the upstream job (its progress: see watchVideoJob). No
+ * worker is involved and no history replayed, so tasks read the same with every worker down;
+ * closed tasks are also cached, since they never change.
  */
 import {
   Client,
   isGrpcServiceError,
-  QueryRejectedError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
   type Connection,
 } from '@temporalio/client';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
-import { STATE_QUERY, type VideoTaskInput } from '../workflows/video-task-types';
+import { WATCH_JOB_ACTIVITY, type VideoTaskInput } from '../workflows/video-task-types';
 import { videoTaskWorkflow } from '../workflows/video-task';
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
 import { TaskServiceUnavailable } from './task-errors';
+import { withJobProgress } from './job-progress';
 
 export interface TaskServiceOptions {
   namespace: string;
   taskQueue: string;
   rpcTimeoutMs: number;
-  queryTimeoutMs: number;
-  source: 'memo' | 'query';
 }
 
 const CLOSED_CACHE_MAX = 20_000;
-/** After a query times out (no worker), skip queries this long and read memos. */
-const WORKER_DOWN_BACKOFF_MS = 5_000;
 
 export class TaskService {
   readonly client: Client;
   private readonly closed = new Map<string, TaskState>();
-  private queriesPausedUntil = 0;
 
   constructor(
     readonly connection: Connection,
     private readonly opts: TaskServiceOptions,
   ) {
-    this.client = new Client({ connection, namespace: opts.namespace, workflow: { queryRejectCondition: 'NOT_OPEN' } });
+    this.client = new Client({ connection, namespace: opts.namespace });
   }
 
   private rpc<T>(fn: () => Promise<T>, timeoutMs = this.opts.rpcTimeoutMs): Promise<T> {
@@ -85,18 +78,7 @@ export class TaskService {
   }
 
   private async read(id: string): Promise<TaskState | null> {
-    const cached = this.closed.get(id);
-    if (cached) return cached;
-    const handle = this.client.workflow.getHandle(id);
-    if (this.opts.source === 'query' && Date.now() >= this.queriesPausedUntil) {
-      try {
-        return await this.rpc(() => handle.query<TaskState>(STATE_QUERY), this.opts.queryTimeoutMs);
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return null;
-        if (!(err instanceof QueryRejectedError)) this.queriesPausedUntil = Date.now() + WORKER_DOWN_BACKOFF_MS;
-      }
-    }
-    return this.readMemo(id);
+    return this.closed.get(id) ?? this.readMemo(id);
   }
 
   private async readMemo(id: string): Promise<TaskState | null> {
@@ -110,7 +92,11 @@ export class TaskService {
     const memoState = description.memo?.state as TaskState | undefined;
     if (!memoState) return null;
     const status = description.status.name;
-    if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return memoState;
+    if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
+      const watch = description.raw.pendingActivities?.find((a) => a.activityType?.name === WATCH_JOB_ACTIVITY);
+      const details = watch?.heartbeatDetails?.payloads?.[0];
+      return details ? withJobProgress(memoState, this.client.options.loadedDataConverter.payloadConverter.fromPayload(details)) : memoState;
+    }
     // Closed: the memo holds the final state, unless the run was stopped from outside.
     const state: TaskState = isTerminal(memoState.status)
       ? memoState

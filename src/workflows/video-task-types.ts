@@ -1,4 +1,4 @@
-import type { TaskError, TaskRequest, TaskState } from '../tasks/task';
+import type { StoredVideo, TaskError, TaskRequest, TaskState } from '../tasks/task';
 
 export interface ChannelPlan {
   channel: string;
@@ -25,6 +25,40 @@ export interface VideoTaskInput {
 }
 
 export const STATE_QUERY = 'state';
+
+/** The activity that watches an upstream job to its end; status reads look for it by this name. */
+export const WATCH_JOB_ACTIVITY = 'watchVideoJob';
+
+/**
+ * Where a watched job stands: the heartbeat details of the watching step. Status reads
+ * overlay it on the memo (the server holds both), so progress is shown without a history event.
+ */
+export interface JobProgress {
+  status: 'pending' | 'processing';
+  progress: number;
+}
+
+/** A stored video, and whether the step that stored it also settled the task's charge. */
+export type StoredVideoResult = StoredVideo & { chargeSettled?: true };
+
+export interface WatchJobInput {
+  taskId: string;
+  channel: string;
+  jobId: string;
+  pollMs: number;
+  expectedJobMs: number;
+  /** Workflow time (ms) of the submit, for the progress estimate of providers that report none. */
+  submittedAt: number;
+  /** Unix ms after which the task fails as timed out. */
+  deadline: number;
+  /** Where the task stood when the step was scheduled; a retried attempt resumes from its last heartbeat. */
+  from: JobProgress;
+}
+
+/** How a watched job ended: its file stored, failed at the provider, or past the task's deadline; `last` is where it was last seen. */
+export type WatchJobResult = ({ phase: 'stored'; video: StoredVideoResult } | { phase: 'failed'; error: TaskError } | { phase: 'timeout' }) & {
+  last: JobProgress;
+};
 
 /** Activity failure types the workflow turns into a failed task without retrying. */
 export const FAILURE_TYPES = {

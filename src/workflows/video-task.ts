@@ -1,7 +1,7 @@
 /**
  * One video task = one workflow (workflow id = public task id).
- * plan channel -> (enhance prompt) -> (create character) -> submit (or remix) -> poll on durable timers
- * -> store the file in gateway storage -> completed. Any terminal failure -> failed with a reason.
+ * plan channel -> (enhance prompt) -> (create character) -> submit (or remix) -> watch the job in one
+ * heartbeating step that also stores the file (progress in its heartbeat details) in gateway storage -> completed. Any terminal failure -> failed with a reason.
  * Deterministic: all I/O is in activities; state is published as memo + search attributes
  * (readable with no worker running) and answered live by the `state` query.
  */
@@ -24,7 +24,7 @@ import type { VideoActivities } from '../activities/video-activities';
 import { SA_STATUS } from '../temporal/search-attributes';
 import { initialState, type TaskError, type TaskState } from '../tasks/task';
 import { estimateProgress, nextProgress } from './progress';
-import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type VideoTaskInput } from './video-task-types';
+import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type StoredVideoResult, type VideoTaskInput } from './video-task-types';
 
 export const stateQuery = defineQuery<TaskState>(STATE_QUERY);
 
@@ -51,6 +51,13 @@ export const { settleTask, claimCharge } = proxyLocalActivities<BillingActivitie
  * a task runs only while its charge is live). Runs begun earlier replay without the claim.
  */
 export const CHARGE_CLAIM_PATCH = 'charge-claimed-before-work';
+
+/**
+ * Workflows started from this version watch their upstream job in one heartbeating step
+ * (watchVideoJob) instead of a timer and a poll per interval, so their history does not grow
+ * with the job's length. Runs begun earlier replay through the polling loop they recorded.
+ */
+export const JOB_WATCH_PATCH = 'job-watched-in-one-step';
 
 /** How long an upstream step may go without a heartbeat before the server retries it elsewhere. */
 const STEP_HEARTBEAT_TIMEOUT = '15s';
@@ -96,6 +103,23 @@ export function upstreamActivities(plan: ChannelPlan) {
       'storeVideo',
     ),
   };
+}
+
+/**
+ * The watching step lasts as long as the job may: until the task's deadline. It heartbeats
+ * after its polls (each at most the upstream poll timeout, 20 s) and while it downloads, so a
+ * worker that died is noticed within two poll intervals and half a minute, and another attempt
+ * resumes from its last heartbeat. Transient upstream errors are retried inside the step; what
+ * escapes it is retried by the server until the deadline.
+ */
+function jobWatcher(plan: ChannelPlan, deadline: number) {
+  const lifetimeMs = Math.max(60_000, deadline - Date.now() + 60_000);
+  return proxyActivities<VideoActivities>({
+    startToCloseTimeout: lifetimeMs,
+    scheduleToCloseTimeout: lifetimeMs,
+    heartbeatTimeout: 2 * plan.pollMs + 30_000,
+    retry: { initialInterval: plan.retryInitialMs, backoffCoefficient: 2, maximumInterval: plan.retryMaxMs, nonRetryableErrorTypes: NON_RETRYABLE },
+  }).watchVideoJob;
 }
 
 function pick<T extends object, K extends keyof T>(source: T, ...keys: K[]): Pick<T, K> {
@@ -151,22 +175,49 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
 
     const { pollVideo, storeVideo } = upstreamActivities(plan);
     const deadline = request.createdAt + (request.deadlineMs ?? DEFAULT_DEADLINE_MS);
-    for (;;) {
-      if (Date.now() > deadline) {
-        throw ApplicationFailure.nonRetryable('The task did not finish before its deadline.', 'TaskTimeout');
+    const timedOut = () => ApplicationFailure.nonRetryable('The task did not finish before its deadline.', 'TaskTimeout');
+    const completed = async ({ chargeSettled, ...video }: StoredVideoResult): Promise<TaskState> => {
+      // Settled before the status shows: a client that reads "completed" reads a final balance.
+      // The download step settles it when it can reach the store (and histories from before
+      // it did carry no chargeSettled, so they replay through the settle step).
+      if (!chargeSettled) await settleTask({ taskId: request.taskId, outcome: 'completed' });
+      publish({ status: 'completed', progress: 100, video });
+      return state;
+    };
+
+    if (patched(JOB_WATCH_PATCH)) {
+      const watched = await jobWatcher(
+        plan,
+        deadline,
+      )({
+        taskId: request.taskId,
+        channel: plan.channel,
+        jobId,
+        pollMs: plan.pollMs,
+        expectedJobMs: plan.expectedJobMs,
+        submittedAt,
+        deadline,
+        from: { status: state.status === 'processing' ? 'processing' : 'pending', progress: state.progress },
+      });
+      // Where a step still has to run (a settle that the download step could not make), the memo
+      // first catches up with the heartbeats, or reads would go back to where it was. The short
+      // timer ends this workflow task, so the memo reaches the server before the settle step,
+      // which runs (and may retry for long) inside the next one.
+      if (watched.phase !== 'stored' || !watched.video.chargeSettled) {
+        publish({ status: watched.last.status === 'processing' ? 'processing' : state.status, progress: Math.max(state.progress, watched.last.progress) });
+        await sleep(1);
       }
+      if (watched.phase === 'failed') return await fail(watched.error);
+      if (watched.phase === 'timeout') throw timedOut();
+      return await completed(watched.video);
+    }
+
+    for (;;) {
+      if (Date.now() > deadline) throw timedOut();
       await sleep(plan.pollMs);
       const result = await pollVideo({ channel: plan.channel, jobId });
       if (result.phase === 'failed') return await fail(result.error);
-      if (result.phase === 'succeeded') {
-        const { chargeSettled, ...video } = await storeVideo({ taskId: request.taskId, channel: plan.channel, download: result.download });
-        // Settled before the status shows: a client that reads "completed" reads a final balance.
-        // The download step settles it when it can reach the store (and histories from before
-        // it did carry no chargeSettled, so they replay through the settle step).
-        if (!chargeSettled) await settleTask({ taskId: request.taskId, outcome: 'completed' });
-        publish({ status: 'completed', progress: 100, video });
-        return state;
-      }
+      if (result.phase === 'succeeded') return await completed(await storeVideo({ taskId: request.taskId, channel: plan.channel, download: result.download }));
       const progress = nextProgress(state.progress, result.progress, estimateProgress(Date.now() - submittedAt, plan.expectedJobMs));
       const status = result.phase === 'running' ? 'processing' : state.status;
       if (progress !== state.progress || status !== state.status) publish({ progress, status });

@@ -13,6 +13,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { BillingActivities, SettleInput } from '../../src/billing/charge-activities';
 import type { VideoActivities } from '../../src/activities/video-activities';
+import { watchJob } from '../../src/activities/watch-job';
 import { temporalCliPath, workflowBundlePath } from '../../src/config/paths';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import type { TaskRequest } from '../../src/tasks/task';
@@ -111,6 +112,14 @@ export function fakeActivities(overrides: Partial<Activities> = {}, options: { s
       if (polls >= succeedOnPoll) return { phase: 'succeeded', download: { url: `http://upstream.invalid/${input.jobId}.mp4` } };
       return { phase: 'running', progress: Math.min(90, polls * 10) };
     },
+    // The shipped watch loop, polling whichever pollVideo the scenario gives.
+    async watchVideoJob(input) {
+      return watchJob(input, {
+        poll: () => activities.pollVideo({ channel: input.channel, jobId: input.jobId }),
+        store: (download) => activities.storeVideo({ taskId: input.taskId, channel: input.channel, download }),
+        asFailure: (err) => err,
+      });
+    },
     async storeVideo(input) {
       return { key: `videos/${input.taskId}.mp4`, contentType: 'video/mp4', bytes: 1024, chargeSettled: true };
     },
@@ -168,6 +177,8 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, activities: Ac
     taskQueue,
     workflowBundle: { codePath: workflowBundlePath() },
     activities,
+    // Progress heartbeats reach the server within a second (the gateway's worker: 5 s).
+    maxHeartbeatThrottleInterval: '1s',
   });
   return worker.runUntil(body(taskQueue));
 }

@@ -22,6 +22,13 @@ const SHAPES = [
   'video-deadline',
   'video-continue-as-new',
   'video-continue-as-new.run2',
+  'watched-completed',
+  'watched-remix',
+  'watched-failed',
+  'watched-rejected',
+  'watched-charge-refunded',
+  'watched-deadline',
+  'watched-40-polls',
   'character-completed',
   'character-failed',
 ];

@@ -3,7 +3,8 @@
  * remix, failed with a refund, refused when its charge is not live, deadline, continue-as-new.
  * Each run's history is a replay fixture (RECORD_HISTORIES=1 saves them; replay.test.ts).
  */
-import type { TaskState } from '../../src/tasks/task';
+import { initialState, type TaskState } from '../../src/tasks/task';
+import { TaskService } from '../../src/tasks/task-service';
 import { videoTaskWorkflow } from '../../src/workflows/video-task';
 import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, type Activities } from './harness';
 
@@ -22,7 +23,7 @@ async function runTask(shape: string, request = taskRequest(), overrides: Partia
 }
 
 test('a task is claimed, submitted, polled, stored and completed, with no refund', async () => {
-  const { state, calls } = await runTask('video-completed', taskRequest({ enhancePrompt: true }));
+  const { state, calls } = await runTask('watched-completed', taskRequest({ enhancePrompt: true }));
   expect(state).toMatchObject({
     status: 'completed',
     progress: 100,
@@ -43,7 +44,7 @@ test('a remix runs on its source channel and submits a remix, not a new video', 
     endpoint: 'videos',
     remixOf: { taskId: 'video_source', channel: 'sim-remix-home', jobId: 'job_source' },
   });
-  const { state, calls } = await runTask('video-remix', request);
+  const { state, calls } = await runTask('watched-remix', request);
   expect(state.status).toBe('completed');
   expect(state.upstream?.channel).toBe('sim-remix-home');
   expect(calls.names).toContain('submitRemix');
@@ -51,7 +52,7 @@ test('a remix runs on its source channel and submits a remix, not a new video', 
 });
 
 test('a failed upstream job fails the task with its reason and refunds it once', async () => {
-  const { state, calls } = await runTask('video-failed', taskRequest(), {
+  const { state, calls } = await runTask('watched-failed', taskRequest(), {
     async pollVideo() {
       return { phase: 'failed', error: { code: 'content_filtered', message: 'The provider refused the content.' } };
     },
@@ -61,7 +62,7 @@ test('a failed upstream job fails the task with its reason and refunds it once',
 });
 
 test('a submit the provider rejects fails the task as upstream_rejected, refunded, and is not retried', async () => {
-  const { state, calls } = await runTask('video-rejected', taskRequest(), {
+  const { state, calls } = await runTask('watched-rejected', taskRequest(), {
     async submitVideo() {
       throw rejected('prompt rejected by the provider');
     },
@@ -72,7 +73,7 @@ test('a submit the provider rejects fails the task as upstream_rejected, refunde
 });
 
 test('a task whose charge is no longer live does no work: it fails as charge_refunded', async () => {
-  const { state, calls } = await runTask('video-charge-refunded', taskRequest(), {
+  const { state, calls } = await runTask('watched-charge-refunded', taskRequest(), {
     async claimCharge() {
       throw rejected('its charge was refunded', 'chargeNotLive');
     },
@@ -83,7 +84,7 @@ test('a task whose charge is no longer live does no work: it fails as charge_ref
 });
 
 test('a task past its deadline fails as timeout and is refunded', async () => {
-  const { state, calls } = await runTask('video-deadline', taskRequest({ deadlineMs: 1500 }), {
+  const { state, calls } = await runTask('watched-deadline', taskRequest({ deadlineMs: 1500 }), {
     async pollVideo() {
       return { phase: 'running', progress: 10 };
     },
@@ -92,13 +93,64 @@ test('a task past its deadline fails as timeout and is refunded', async () => {
   expect(calls.settled.map((s) => s.outcome)).toEqual(['failed']);
 });
 
-// About 7 history events per poll: 14 polls cross the server's suggestion at 60 events at least once.
-test('a long task continues as new, keeps its job and progress, and completes once', async () => {
-  const { state, calls, runId } = await runTask('video-continue-as-new', taskRequest(), {}, { succeedOnPoll: 14 });
-  expect(state.status).toBe('completed');
-  // The chain has more than one run, and the job was submitted once across them.
-  const latest = await environment().client.workflow.getHandle(state.id).describe();
-  expect(latest.runId).not.toBe(runId);
-  expect(calls.names.filter((n) => n === 'submitVideo')).toHaveLength(1);
-  expect(calls.names.filter((n) => n === 'claimCharge')).toHaveLength(1);
+test("a task's history does not grow with its number of polls", async () => {
+  const lengthAfter = async (polls: number) => {
+    const { state } = await runTask(`watched-${polls}-polls`, taskRequest(), {}, { succeedOnPoll: polls });
+    expect(state.status).toBe('completed');
+    const history = await environment().client.workflow.getHandle(state.id).fetchHistory();
+    return history.events?.length ?? 0;
+  };
+  const short = await lengthAfter(2);
+  const long = await lengthAfter(40);
+  expect(long).toBe(short);
+  expect(long).toBeLessThanOrEqual(30);
+}, 60_000);
+
+test('progress reaches status reads through the watching step, with no history event per poll', async () => {
+  const request = taskRequest();
+  let release: () => void = () => undefined;
+  const hold = new Promise<void>((resolve) => (release = resolve));
+  let polls = 0;
+  const { activities } = fakeActivities({
+    async pollVideo() {
+      polls++;
+      if (polls < 5) return { phase: 'running', progress: polls * 10 };
+      await hold;
+      return { phase: 'succeeded', download: { url: 'http://upstream.invalid/x.mp4' } };
+    },
+  });
+  await withWorker(environment(), activities, async (taskQueue) => {
+    // Started as the API starts it: with its state in the memo that reads overlay.
+    const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 });
+    await tasks.start(request);
+    const handle = environment().client.workflow.getHandle(request.taskId);
+    let read: TaskState | null = null;
+    for (let i = 0; i < 100 && (read?.progress ?? 0) < 40; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      read = await tasks.get(request.taskId, request.ownerId);
+    }
+    expect(read).toMatchObject({ status: 'processing', progress: 40 });
+    const eventsWhileWatching = (await handle.fetchHistory()).events?.length ?? 0;
+    expect(eventsWhileWatching).toBeLessThan(20);
+    release();
+    expect((await handle.result()).status).toBe('completed');
+    expect(await tasks.get(request.taskId, request.ownerId)).toMatchObject({ status: 'completed', progress: 100 });
+  });
+}, 60_000);
+
+test('a run continued as new by an earlier version resumes its job and completes', async () => {
+  const request = taskRequest();
+  const { activities, calls } = fakeActivities();
+  const resumedFrom = { ...initialState(request), status: 'processing' as const, progress: 30, upstream: { channel: PLAN.channel, jobId: 'job_before' } };
+  const state = await withWorker(environment(), activities, async (taskQueue) => {
+    const handle = await environment().client.workflow.start(videoTaskWorkflow, {
+      taskQueue,
+      workflowId: request.taskId,
+      args: [{ request, resume: { state: resumedFrom, plan: PLAN, jobId: 'job_before', submittedAt: Date.now() - 1000 } }],
+    });
+    return handle.result();
+  });
+  expect(state).toMatchObject({ status: 'completed', progress: 100, upstream: { jobId: 'job_before' } });
+  expect(calls.names).not.toContain('submitVideo');
+  expect(calls.names).not.toContain('claimCharge');
 }, 60_000);

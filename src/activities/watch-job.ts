@@ -1,0 +1,99 @@
+/**
+ * The step that watches an upstream job to its end and stores its file: it polls every pollMs
+ * inside one activity, so the task's history holds this step once however many polls the job
+ * takes (a timer and a poll per interval cost the server a workflow task and about seven
+ * history events each), and the download needs no step of its own.
+ *
+ * Progress goes out as heartbeat details, which the server keeps and status reads overlay on
+ * the memo (tasks/job-progress.ts). A heartbeat is sent only when the progress or status
+ * changed or half the heartbeat timeout has passed, so a job with nothing new costs the server
+ * nothing. A retried attempt (its worker died) resumes from the last heartbeat, so progress
+ * never goes back. Transient upstream errors are retried here, no sooner than a Retry-After:
+ * a provider that stays unreachable for OUTAGE_GIVE_UP_MS, or a file that cannot be stored in
+ * STORE_ATTEMPTS tries (each after a fresh poll, whose download link is current), fails the task.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { UpstreamError } from '../providers/http';
+import type { DownloadRef, PollResult } from '../providers/video-upstream';
+import { estimateProgress, nextProgress } from '../workflows/progress';
+import type { JobProgress, StoredVideoResult, WatchJobInput, WatchJobResult } from '../workflows/video-task-types';
+
+export const OUTAGE_GIVE_UP_MS = 2 * 60 * 60 * 1000;
+export const STORE_ATTEMPTS = 20;
+
+export interface JobWatchSteps {
+  /** Asks the provider once. */
+  poll(): Promise<PollResult>;
+  /** Stores the finished file (and settles the charge); `beat` is called as bytes arrive. */
+  store(download: DownloadRef, beat: () => void): Promise<StoredVideoResult>;
+  /** Turns what poll throws into the workflow's terms. */
+  asFailure(err: unknown): unknown;
+}
+
+export async function watchJob(input: WatchJobInput, steps: JobWatchSteps): Promise<WatchJobResult> {
+  const ctx = Context.current();
+  const resumed = ctx.info.heartbeatDetails as JobProgress | undefined;
+  let at: JobProgress = resumed && resumed.progress >= input.from.progress ? resumed : input.from;
+  const staleAfterMs = ctx.info.heartbeatTimeoutMs ? ctx.info.heartbeatTimeoutMs / 2 : input.pollMs;
+  let sentAt = 0;
+  const beat = (next = at) => {
+    at = next;
+    sentAt = Date.now();
+    ctx.heartbeat(at);
+  };
+  const beatIfStale = () => {
+    if (Date.now() - sentAt >= staleAfterMs) beat();
+  };
+  beat();
+  let outageSince: number | undefined;
+  let storeFailures = 0;
+  let waitMs = input.pollMs;
+  for (;;) {
+    if (Date.now() > input.deadline) return { phase: 'timeout', last: at };
+    // Cancellation-aware: a cancelled task stops here (the cancel arrives with a heartbeat's answer).
+    await ctx.sleep(Math.min(waitMs, Math.max(0, input.deadline - Date.now()) + 1));
+    waitMs = input.pollMs;
+    let result: PollResult;
+    try {
+      result = await steps.poll();
+      outageSince = undefined;
+    } catch (err) {
+      if (!(err instanceof UpstreamError) || err.kind === 'rejected') throw steps.asFailure(err);
+      outageSince ??= Date.now();
+      if (Date.now() - outageSince > OUTAGE_GIVE_UP_MS) {
+        throw ApplicationFailure.nonRetryable(
+          `The provider could not be reached for ${OUTAGE_GIVE_UP_MS / 60_000} minutes: ${err.message}`,
+          'UpstreamUnavailable',
+        );
+      }
+      waitMs = Math.max(input.pollMs, err.retryAfterMs ?? 0);
+      beatIfStale();
+      continue;
+    }
+    if (result.phase === 'failed') return { ...result, last: at };
+    if (result.phase === 'succeeded') {
+      try {
+        return { phase: 'stored', video: await steps.store(result.download, beatIfStale), last: at };
+      } catch (err) {
+        if (err instanceof CancelledFailure || (err instanceof ApplicationFailure && err.nonRetryable)) throw err;
+        if (++storeFailures >= STORE_ATTEMPTS) {
+          throw ApplicationFailure.nonRetryable(
+            `The finished video could not be stored after ${STORE_ATTEMPTS} tries: ${(err as Error).message}`,
+            'UpstreamUnavailable',
+          );
+        }
+        ctx.log.warn('the finished video could not be stored; polling again for a fresh link', { taskId: input.taskId, err: (err as Error).message });
+        waitMs = Math.min(input.pollMs * 2 ** storeFailures, 60_000);
+        beatIfStale();
+        continue;
+      }
+    }
+    const next: JobProgress = {
+      status: result.phase === 'running' ? 'processing' : at.status,
+      progress: nextProgress(at.progress, result.progress, estimateProgress(Date.now() - input.submittedAt, input.expectedJobMs)),
+    };
+    if (next.status !== at.status || next.progress !== at.progress) beat(next);
+    else beatIfStale();
+  }
+}
