@@ -1,51 +1,36 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, Sql } from './db';
 import { DURABLE_START_PARAMS, DurableNodeFS, fsyncTree } from './durable-node-fs';
-import { acquireEmbeddedLock } from './embedded-lock';
 
 /**
- * The embedded store: PGlite on a directory of its own, owned by one process (see
- * embedded-lock.ts), with PostgreSQL's durability on (see durable-node-fs.ts): a commit is
- * acknowledged only once its WAL is on disk, so acknowledged money survives a kill -9 and a
- * power loss alike. (PGlite's `relaxedDurability` option only decides whether its own
- * syncToFs is awaited, which on Node does nothing; it is not used.)
+ * The embedded store's engine: PGlite on a directory of its own, with PostgreSQL's durability
+ * on (see durable-node-fs.ts): a commit is acknowledged only once its WAL is on disk, so
+ * acknowledged money survives a kill -9 and a power loss alike. (PGlite's `relaxedDurability`
+ * option only decides whether its own syncToFs is awaited, which on Node does nothing; it is
+ * not used.) It runs in the store process (embedded-server.ts), never in the gateway's.
+ *
+ * MEMORY_PARAMS size PostgreSQL for a gateway's ledger, not for PGlite's defaults: 128 MB of
+ * shared buffers would be touched as the tables are read, and the WebAssembly heap never gives
+ * memory back. 16 MB holds the hot ledger pages many times over.
  */
-export async function openEmbeddedDb(dir: string): Promise<Db> {
+const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB', '-c', 'work_mem=2MB', '-c', 'maintenance_work_mem=16MB', '-c', 'wal_buffers=1MB', '-c', 'temp_buffers=2MB'];
+
+export async function openPGlite(dir: string): Promise<PGlite> {
   fs.mkdirSync(dir, { recursive: true });
-  const release = acquireEmbeddedLock(path.join(path.dirname(dir), `${path.basename(dir)}.lock`));
   let pg: PGlite | undefined;
   try {
     const created = !fs.existsSync(path.join(dir, 'PG_VERSION'));
     const files = new DurableNodeFS(dir);
-    pg = new PGlite({ fs: files, startParams: [...DURABLE_START_PARAMS] });
+    pg = new PGlite({ fs: files, startParams: [...DURABLE_START_PARAMS, ...MEMORY_PARAMS] });
     await pg.waitReady;
     if (created) fsyncTree(dir);
     await checkDurable(pg, files);
+    return pg;
   } catch (err) {
     await pg?.close().catch(() => undefined);
-    release();
     throw err;
   }
-  const db = pg;
-  const asSql = (q: { query: PGlite['query'] }): Sql => ({
-    async query<R extends object>(text: string, params: readonly unknown[] = []) {
-      return (await q.query<R>(text, [...params])).rows;
-    },
-  });
-  return {
-    kind: 'embedded',
-    ...asSql(db),
-    transaction: (fn) => db.transaction((tx) => fn(asSql(tx))),
-    async listen(channel, onNotify) {
-      await db.listen(channel, onNotify);
-    },
-    async close() {
-      await db.close();
-      release();
-    },
-  };
 }
 
 /**

@@ -6,7 +6,7 @@
  * made before that file's last fsync up to that moment (later ones are lost). Opening that
  * image must show every commit acknowledged before the moment. (With PGlite's defaults, fsync
  * off, nothing is ever synced and the image loses them all.) The lock that keeps a second
- * process off the store is tested here too; test/e2e/embedded-store-crash.test.ts kills a
+ * process off the store is tested here too, through the store process that serves the gateway; test/e2e/embedded-store-crash.test.ts kills a
  * process with SIGKILL mid-stream.
  */
 import fs from 'node:fs';
@@ -14,7 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { BillingStore } from '../../src/billing/ledger';
 import type { Db } from '../../src/store/db';
+import type { PGlite } from '@electric-sql/pglite';
 import { openEmbeddedDb } from '../../src/store/embedded-db';
+import { openPGlite } from '../../src/store/embedded-pglite';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
 
@@ -102,9 +104,31 @@ function powerLossImage(before: string, live: string, image: string, ops: readon
   });
 }
 
+/**
+ * The engine of the store process (PGlite on its durable file system) opened in this process,
+ * so that its file operations can be recorded here; the store process runs the same engine.
+ */
+async function openEngine(dir: string): Promise<Db> {
+  const pg = await openPGlite(dir);
+  const sql = (q: Pick<PGlite, 'query'>) => ({
+    async query<R extends object>(text: string, params: readonly unknown[] = []) {
+      return (await q.query<R>(text, [...params])).rows;
+    },
+  });
+  const db: Db = {
+    kind: 'embedded',
+    ...sql(pg),
+    transaction: (fn) => pg.transaction((tx) => fn(sql(tx))),
+    listen: async () => undefined,
+    close: () => pg.close(),
+  };
+  opened.push(db);
+  return db;
+}
+
 test('a power loss after a commit was acknowledged keeps it: only what was fsynced survives, and that is enough', async () => {
   const live = path.join(root, 'db');
-  let db = await open(live);
+  let db = await openEngine(live);
   await migrate(db);
   const key = await new KeyStore(db).issue('power', { quota: 0 });
   await close(db);
@@ -112,7 +136,7 @@ test('a power loss after a commit was acknowledged keeps it: only what was fsync
   fs.cpSync(live, before, { recursive: true });
 
   const ops = recordFileOps(live);
-  db = await open(live);
+  db = await openEngine(live);
   const billing = new BillingStore(db);
   const acknowledged: number[] = []; // ops.length when grant i returned
   for (let i = 0; i < 40; i++) {
@@ -126,7 +150,7 @@ test('a power loss after a commit was acknowledged keeps it: only what was fsync
   for (const k of [0, 17, 39]) {
     const image = path.join(root, `image-${k}`, 'db');
     powerLossImage(before, live, image, ops, acknowledged[k]!);
-    const recovered = await open(image);
+    const recovered = await openEngine(image);
     const refs = (await recovered.query<{ ref: string }>("select ref from ledger_entries where key_id = $1 and ref like 'power-%'", [key.id])).map(
       (r) => r.ref,
     );
