@@ -1,9 +1,37 @@
+import type { ParameterizedContext } from 'koa';
 import type { VideoModel } from '../catalog/models';
 import type { Config } from '../config/env';
 import type { BlobStore } from '../files/blob-store';
 import type { PaidTasks } from '../tasks/paid-tasks';
+import type { TaskService } from '../tasks/task-service';
+import { callerKey, type GatewayState } from './context';
+import { idempotentCreate, type IdempotencyDeps } from './idempotency';
 import { removeStoredInputs } from './reference-images';
 import type { CharacterSource, ImageRef, TaskRequest, TaskState } from '../tasks/task';
+
+/** The longest a plain create takes (a charge and a workflow start): a repeat waits this long before taking over. */
+export const CREATE_LEASE_SECONDS = 30;
+/** A create that makes a character first (up to two minutes) before its task. */
+export const CHARACTER_CREATE_LEASE_SECONDS = 180;
+
+/**
+ * A plain task create under the request's Idempotency-Key (idempotency.ts): a repeat answers
+ * the task the first one made, read as the caller's.
+ */
+export function createTaskOnce(
+  ctx: ParameterizedContext<GatewayState>,
+  deps: IdempotencyDeps & { tasks: TaskService },
+  op: { fingerprint: unknown; newTaskId: () => string; create: (taskId: string) => Promise<TaskState> },
+): Promise<TaskState> {
+  const ownerId = callerKey(ctx.state).id;
+  return idempotentCreate(ctx, deps, {
+    fingerprint: op.fingerprint,
+    fresh: () => ({ taskId: op.newTaskId() }),
+    leaseSeconds: CREATE_LEASE_SECONDS,
+    existing: (ids) => deps.tasks.get(ids.taskId, ownerId),
+    create: (ids) => op.create(ids.taskId),
+  });
+}
 
 /** The parts of a canonical request that differ between the endpoint families. */
 export interface TaskRequestParts {

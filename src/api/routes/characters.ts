@@ -8,7 +8,8 @@ import { assertFetchable } from '../reference-images';
 import { finishedVideoOf } from '../task-lookup';
 import { characterCreateBody } from '../schemas/character-create';
 import { parseOrThrow } from '../schemas/zod-error';
-import { CHARACTER_CREATE_LEASE_SECONDS, type VideoRouteDeps } from './video-tasks';
+import { CHARACTER_CREATE_LEASE_SECONDS } from '../task-request';
+import type { VideoRouteDeps } from './video-tasks';
 import { idempotentCreate } from '../idempotency';
 
 /** POST /motion/v1/characters and GET /motion/v1/characters/{id} (the permalink), spec 2.3 and 4.8. */

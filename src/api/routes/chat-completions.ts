@@ -17,11 +17,10 @@ import { answerFromUpstream, takeStreamSlot, textChannelsFor, type TextRouteDeps
 import type { ParameterizedContext } from 'koa';
 import { parseOrThrow } from '../schemas/zod-error';
 import { needsOutputCap } from '../../billing/text-ceiling';
-import { buildTaskRequest } from '../task-request';
+import { buildTaskRequest, createTaskOnce } from '../task-request';
 import { videoUrlOf } from '../views/video-task';
 import { chatChunk, chatCompletion, chatLines, finishReasonOf, type ChunkContext } from '../views/chat-video';
-import { CREATE_LEASE_SECONDS, type VideoRouteDeps } from './video-tasks';
-import { idempotentCreate } from '../idempotency';
+import type { VideoRouteDeps } from './video-tasks';
 
 /** SSE comments keep idle proxies from closing a stream while a video renders. */
 const KEEPALIVE_MS = 15_000;
@@ -94,12 +93,10 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
     // The answer stays open until the task ends, streamed or not: it counts as one of the key's streams.
     ctx.res.once('close', takeStreamSlot(deps.streams, ownerId));
     const prompt = promptOf(body);
-    const started = await idempotentCreate(ctx, deps, {
+    const started = await createTaskOnce(ctx, deps, {
       fingerprint: ['POST /v1/chat/completions', ctx.request.body],
-      fresh: () => ({ taskId: newTaskId(model.id) }),
-      leaseSeconds: CREATE_LEASE_SECONDS,
-      existing: (ids) => deps.tasks.get(ids.taskId, ownerId),
-      create: async ({ taskId }) => {
+      newTaskId: () => newTaskId(model.id),
+      create: async (taskId) => {
         const request = buildTaskRequest(deps.config, {
           taskId,
           ownerId,

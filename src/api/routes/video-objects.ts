@@ -16,11 +16,11 @@ import { assertFetchable } from '../reference-images';
 import { parseVideosCreate, type VideosCreateFields } from '../schemas/video-object-create';
 import { videosRemixBody } from '../schemas/video-object-remix';
 import { parseOrThrow } from '../schemas/zod-error';
-import { buildTaskRequest, startTask } from '../task-request';
+import { buildTaskRequest, CHARACTER_CREATE_LEASE_SECONDS, CREATE_LEASE_SECONDS, createTaskOnce, startTask } from '../task-request';
 import { finishedVideoOf, ownTask } from '../task-lookup';
 import { videoUrlOf } from '../views/video-task';
 import { videoContentView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/video-object';
-import { CHARACTER_CREATE_LEASE_SECONDS, CREATE_LEASE_SECONDS, type VideoRouteDeps } from './video-tasks';
+import type { VideoRouteDeps } from './video-tasks';
 import { idempotentCreate } from '../idempotency';
 import type { CreateIds } from '../../store/idempotency';
 
@@ -106,12 +106,10 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     if (!model) throw new InvalidRequestError(`The model '${source.model}' is no longer served.`, 'id', 'model_not_found');
     const upstream = source.upstream;
     const ownerId = callerKey(ctx.state).id;
-    const state = await idempotentCreate(ctx, deps, {
+    const state = await createTaskOnce(ctx, deps, {
       fingerprint: ['POST /v1/videos/{id}/remix', source.id, ctx.request.body],
-      fresh: () => ({ taskId: newRemixTaskId(model.id) }),
-      leaseSeconds: CREATE_LEASE_SECONDS,
-      existing: (ids) => deps.tasks.get(ids.taskId, ownerId),
-      create: async ({ taskId }) => {
+      newTaskId: () => newRemixTaskId(model.id),
+      create: async (taskId) => {
         const request = buildTaskRequest(deps.config, {
           taskId,
           ownerId,

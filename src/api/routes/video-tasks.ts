@@ -11,17 +11,12 @@ import type { TaskService } from '../../tasks/task-service';
 import { callerKey, type GatewayState } from '../context';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
-import { idempotentCreate, type IdempotencyDeps } from '../idempotency';
+import type { IdempotencyDeps } from '../idempotency';
 import { castFromPrompt } from '../character-mentions';
 import { intakeImages } from '../reference-images';
-import { buildTaskRequest, startTask } from '../task-request';
+import { buildTaskRequest, createTaskOnce, startTask } from '../task-request';
 import { parseVideoCreate } from '../schemas/video-task-create';
 import { videoCreateView, videoQueryView } from '../views/video-task';
-
-/** The longest a plain create takes (a charge and a workflow start): a repeat waits this long before taking over. */
-export const CREATE_LEASE_SECONDS = 30;
-/** A create that makes a character first (up to two minutes) before its task. */
-export const CHARACTER_CREATE_LEASE_SECONDS = 180;
 
 export interface VideoRouteDeps extends IdempotencyDeps {
   config: Config;
@@ -44,12 +39,10 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     const { body, model, size, seconds } = parseVideoCreate(ctx.request.body);
     requireChannel(model.id);
     const ownerId = callerKey(ctx.state).id;
-    const state = await idempotentCreate(ctx, deps, {
+    const state = await createTaskOnce(ctx, deps, {
       fingerprint: ['POST /v1/video/create', ctx.request.body],
-      fresh: () => ({ taskId: newTaskId(model.id) }),
-      leaseSeconds: CREATE_LEASE_SECONDS,
-      existing: (ids) => deps.tasks.get(ids.taskId, ownerId),
-      create: async ({ taskId }) => {
+      newTaskId: () => newTaskId(model.id),
+      create: async (taskId) => {
         // What can still refuse the request runs before anything is stored.
         const cast = model.family === 'motion' ? await castFromPrompt(body.prompt, ownerId, deps.characters) : undefined;
         const images = await intakeImages(taskId, body.images ?? [], {
