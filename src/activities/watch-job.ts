@@ -16,6 +16,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { UpstreamError } from '../providers/http';
 import type { DownloadRef, PollResult } from '../providers/video-upstream';
+import { parseJobProgress } from '../tasks/job-progress';
 import { estimateProgress, nextProgress } from '../workflows/progress';
 import type { JobProgress, StoredVideoResult, WatchJobInput, WatchJobResult } from '../workflows/video-task-types';
 
@@ -33,7 +34,7 @@ export interface JobWatchSteps {
 
 export async function watchJob(input: WatchJobInput, steps: JobWatchSteps): Promise<WatchJobResult> {
   const ctx = Context.current();
-  const resumed = ctx.info.heartbeatDetails as JobProgress | undefined;
+  const resumed = parseJobProgress(ctx.info.heartbeatDetails);
   let at: JobProgress = resumed && resumed.progress >= input.from.progress ? resumed : input.from;
   const staleAfterMs = ctx.info.heartbeatTimeoutMs ? ctx.info.heartbeatTimeoutMs / 2 : input.pollMs;
   let sentAt = 0;

@@ -6,8 +6,8 @@
  *
  * The directory belongs to one opener (embedded-lock.ts: a second one is a clear error); the
  * store process also locks it for itself, so a store process of a gateway that was just
- * killed is gone before another starts. A store process that dies is started again by the
- * next statement (what it had in flight fails).
+ * killed is gone before another starts. A store process that dies is started again at once;
+ * the statements it had in flight fail, and those sent meanwhile wait for the new one.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +20,9 @@ import type { StoreErrorFields, StoreMessage, StoreMode, StoreRequest } from './
 /** Start-up, recovery after a crash included, may take this long. */
 const START_DEADLINE_MS = 60_000;
 
-type RequestBody = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, 'id'> : never) : never;
+/** A request before the client numbers it (Omit distributed over the union). */
+type WithoutId<R> = R extends StoreRequest ? Omit<R, 'id'> : never;
+type RequestBody = WithoutId<StoreRequest>;
 
 /** The compiled store process: next to this file when running compiled, else in dist/. */
 function serverScript(): string {
@@ -134,15 +136,14 @@ export async function openEmbeddedDb(dir: string): Promise<Db> {
   const call = async (body: RequestBody): Promise<unknown> => (await current).request(body);
   return {
     kind: 'embedded',
-    async query<R extends object>(text: string, params: readonly unknown[] = []) {
-      return (await call({ op: 'query', text, params: [...params] })) as R[];
-    },
+    ...sqlOver(call),
     async transaction(fn) {
       const store = await current;
       const tx = (await store.request({ op: 'begin' })) as number;
       let result;
       try {
-        result = await fn(asSqlOn(store, tx));
+        // Its statements go to the store process that opened it, never to a restarted one.
+        result = await fn(sqlOver((body) => store.request(body), tx));
       } catch (err) {
         await store.request({ op: 'end', tx, commit: false }).catch(() => undefined);
         throw err;
@@ -170,11 +171,10 @@ export async function openEmbeddedDb(dir: string): Promise<Db> {
   };
 }
 
-/** A transaction's statements go to the store process that opened it, never to a restarted one. */
-function asSqlOn(store: StoreProcess, tx: number): Sql {
+function sqlOver(send: (body: RequestBody) => Promise<unknown>, tx?: number): Sql {
   return {
     async query<R extends object>(text: string, params: readonly unknown[] = []) {
-      return (await store.request({ op: 'query', text, params: [...params], tx })) as R[];
+      return (await send({ op: 'query', text, params: [...params], tx })) as R[];
     },
   };
 }

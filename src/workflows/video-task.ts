@@ -63,16 +63,16 @@ export const JOB_WATCH_PATCH = 'job-watched-in-one-step';
 const STEP_HEARTBEAT_TIMEOUT = '15s';
 
 /**
- * Activity stubs with explicit timeouts; the backoff of upstream retries comes from the
- * worker's configuration through the plan (recorded in history, so replay sees the same).
+ * The backoff of upstream retries comes from the worker's configuration through the plan
+ * (recorded in history, so replay sees the same).
  */
+function upstreamRetry(plan: ChannelPlan) {
+  return { initialInterval: plan.retryInitialMs, backoffCoefficient: 2, maximumInterval: plan.retryMaxMs, nonRetryableErrorTypes: NON_RETRYABLE };
+}
+
+/** Activity stubs with explicit timeouts. */
 export function upstreamActivities(plan: ChannelPlan) {
-  const retry = {
-    initialInterval: plan.retryInitialMs,
-    backoffCoefficient: 2,
-    maximumInterval: plan.retryMaxMs,
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  };
+  const retry = upstreamRetry(plan);
   return {
     // Stubs are proxies with no own keys, so each is picked by name rather than spread.
     // The upstream steps heartbeat (activities/video-activities.ts): a worker that dies
@@ -88,10 +88,9 @@ export function upstreamActivities(plan: ChannelPlan) {
       'createCharacter',
       'storeProfilePicture',
     ),
-    // Polls are short GETs: as local activities they run inside the workflow task, which
-    // halves the server round trips of every poll iteration (the dominant load with many
-    // tasks in flight). A provider outage longer than 2 h fails the task rather than
-    // polling forever.
+    // The poll and download steps of runs begun before JOB_WATCH_PATCH (watchVideoJob does
+    // both now). Polls are short GETs: as local activities they run inside the workflow task.
+    // A provider outage longer than 2 h fails the task rather than polling forever.
     ...pick(proxyLocalActivities<VideoActivities>({ startToCloseTimeout: '30s', scheduleToCloseTimeout: '2h', retry }), 'pollVideo'),
     ...pick(
       proxyActivities<VideoActivities>({
@@ -118,7 +117,7 @@ function jobWatcher(plan: ChannelPlan, deadline: number) {
     startToCloseTimeout: lifetimeMs,
     scheduleToCloseTimeout: lifetimeMs,
     heartbeatTimeout: 2 * plan.pollMs + 30_000,
-    retry: { initialInterval: plan.retryInitialMs, backoffCoefficient: 2, maximumInterval: plan.retryMaxMs, nonRetryableErrorTypes: NON_RETRYABLE },
+    retry: upstreamRetry(plan),
   }).watchVideoJob;
 }
 
