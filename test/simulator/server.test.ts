@@ -2,6 +2,7 @@ import net from 'node:net';
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
 import { newJob, progressAt, statusAt } from '../../simulator/jobs';
 import { parseMarkers } from '../../simulator/faults';
+import type { SimJob } from '../support/upstream';
 import { looksLikeMp4, SAMPLE_MP4, sniffImage, THUMBNAIL_PNG, PROFILE_PNG, SPRITESHEET_JPEG } from '../../simulator/assets';
 
 interface Stats {
@@ -11,18 +12,6 @@ interface Stats {
   requests: Record<string, number>;
   faults: Record<string, number>;
 }
-interface SimJob {
-  id: string;
-  flavor: string;
-  model: string;
-  prompt: string;
-  status: string;
-  createdAt: number;
-  completedAt: number | null;
-  idempotencyKey: string | null;
-  remixedFrom: string | null;
-}
-
 const AUTH = { authorization: 'Bearer sk-test', 'content-type': 'application/json' };
 const GKEY = { 'x-goog-api-key': 'k', 'content-type': 'application/json' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

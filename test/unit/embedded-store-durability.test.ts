@@ -19,6 +19,8 @@ import { openEmbeddedDb } from '../../src/store/embedded-db';
 import { openPGlite } from '../../src/store/embedded-pglite';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
+import { waitFor } from '../support/ports';
+import { childPids } from '../support/processes';
 
 let root: string;
 const opened: Db[] = [];
@@ -182,3 +184,31 @@ test('the lock keeps a second opener off the store and is taken over from a dead
   await expect(openEmbeddedDb(dir)).rejects.toThrow(new RegExp(`in use by process ${process.ppid}`));
   expect(fs.readFileSync(lock, 'utf8')).toBe(String(process.ppid));
 }, 120_000);
+
+/** The store processes this test process runs (children whose script is the store server). */
+function storeProcesses(): number[] {
+  return childPids(process.pid, 'node').filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('embedded-server.js');
+    } catch {
+      return false;
+    }
+  });
+}
+
+test('a store process that dies is started again at once, listening where the old one did', async () => {
+  const db = await open(path.join(root, 'db'));
+  const heard: string[] = [];
+  await db.listen('gw_restart_test', (payload) => heard.push(payload));
+  const [first] = storeProcesses();
+  expect(first).toBeDefined();
+  process.kill(first!, 'SIGKILL');
+
+  // What was in flight fails; statements after it are answered by a new store process.
+  await waitFor('a new store process to answer', async () => (await db.query<{ one: number }>('select 1 as one'))[0]?.one === 1, 30_000);
+  const now = storeProcesses();
+  expect(now).toHaveLength(1);
+  expect(now).not.toContain(first);
+  await db.query("select pg_notify('gw_restart_test', 'after the restart')");
+  await waitFor('the notification', async () => heard.includes('after the restart'), 10_000);
+}, 60_000);

@@ -177,7 +177,7 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, activities: Ac
     taskQueue,
     workflowBundle: { codePath: workflowBundlePath() },
     activities,
-    // Progress heartbeats reach the server within a second (the gateway's worker: 5 s).
+    // Progress heartbeats reach the server within a second, as from the gateway's worker.
     maxHeartbeatThrottleInterval: '1s',
   });
   return worker.runUntil(body(taskQueue));

@@ -3,9 +3,12 @@
  * remix, failed with a refund, refused when its charge is not live, deadline, continue-as-new.
  * Each run's history is a replay fixture (RECORD_HISTORIES=1 saves them; replay.test.ts).
  */
-import { initialState, type TaskState } from '../../src/tasks/task';
+import { ApplicationFailure } from '@temporalio/common';
+import type { PollResult } from '../../src/providers/video-upstream';
+import { initialState, type TaskRequest, type TaskState } from '../../src/tasks/task';
 import { TaskService } from '../../src/tasks/task-service';
 import { videoTaskWorkflow } from '../../src/workflows/video-task';
+import { waitFor } from '../support/ports';
 import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, type Activities } from './harness';
 
 const environment = environmentPerFile();
@@ -106,36 +109,78 @@ test("a task's history does not grow with its number of polls", async () => {
   expect(long).toBeLessThanOrEqual(30);
 }, 60_000);
 
-test('progress reaches status reads through the watching step, with no history event per poll', async () => {
+/**
+ * A task whose polls answer `script(n)` (n from 1) until it says 'hold'; from then on a poll
+ * waits for release() and the job succeeds. The task is started as the API starts it (its state
+ * in the memo that reads overlay), and `body` watches it through a TaskService.
+ */
+async function withHeldJob(
+  script: (poll: number) => Promise<PollResult | 'hold'>,
+  body: (job: { tasks: TaskService; request: TaskRequest; polls: () => number; release: () => void }) => Promise<void>,
+): Promise<void> {
   const request = taskRequest();
   let release: () => void = () => undefined;
   const hold = new Promise<void>((resolve) => (release = resolve));
   let polls = 0;
   const { activities } = fakeActivities({
     async pollVideo() {
-      polls++;
-      if (polls < 5) return { phase: 'running', progress: polls * 10 };
+      const answer = await script(++polls);
+      if (answer !== 'hold') return answer;
       await hold;
       return { phase: 'succeeded', download: { url: 'http://upstream.invalid/x.mp4' } };
     },
   });
   await withWorker(environment(), activities, async (taskQueue) => {
-    // Started as the API starts it: with its state in the memo that reads overlay.
     const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 });
     await tasks.start(request);
-    const handle = environment().client.workflow.getHandle(request.taskId);
-    let read: TaskState | null = null;
-    for (let i = 0; i < 100 && (read?.progress ?? 0) < 40; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      read = await tasks.get(request.taskId, request.ownerId);
+    try {
+      await body({ tasks, request, polls: () => polls, release });
+    } finally {
+      // Released however body ended, so a failure is reported rather than waited out.
+      release();
     }
-    expect(read).toMatchObject({ status: 'processing', progress: 40 });
-    const eventsWhileWatching = (await handle.fetchHistory()).events?.length ?? 0;
-    expect(eventsWhileWatching).toBeLessThan(20);
-    release();
-    expect((await handle.result()).status).toBe('completed');
-    expect(await tasks.get(request.taskId, request.ownerId)).toMatchObject({ status: 'completed', progress: 100 });
   });
+}
+
+test('progress reaches status reads through the watching step, with no history event per poll', async () => {
+  await withHeldJob(
+    async (poll) => (poll < 5 ? { phase: 'running', progress: poll * 10 } : 'hold'),
+    async ({ tasks, request, release }) => {
+      const handle = environment().client.workflow.getHandle(request.taskId);
+      let read: TaskState | null = null;
+      for (let i = 0; i < 100 && (read?.progress ?? 0) < 40; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        read = await tasks.get(request.taskId, request.ownerId);
+      }
+      expect(read).toMatchObject({ status: 'processing', progress: 40 });
+      expect((await handle.fetchHistory()).events?.length ?? 0).toBeLessThan(20);
+      release();
+      expect((await handle.result()).status).toBe('completed');
+      expect(await tasks.get(request.taskId, request.ownerId)).toMatchObject({ status: 'completed', progress: 100 });
+    },
+  );
+}, 60_000);
+
+test('a retried watching step resumes from its last heartbeat, so reads never go back', async () => {
+  await withHeldJob(
+    async (poll) => {
+      if (poll <= 3) return { phase: 'running', progress: poll * 10 };
+      if (poll === 4) {
+        // Long enough for the 30 % heartbeat to reach the server, then the attempt is lost.
+        await new Promise((r) => setTimeout(r, 1500));
+        throw ApplicationFailure.retryable('the worker went away', 'WorkerLost');
+      }
+      // The next attempt: the provider now reports less than was shown.
+      return poll < 8 ? { phase: 'running', progress: 5 } : 'hold';
+    },
+    async ({ tasks, request, polls, release }) => {
+      await waitFor('the second attempt to poll', async () => polls() >= 8, 30_000, 50);
+      await new Promise((r) => setTimeout(r, 1200));
+      expect(await tasks.get(request.taskId, request.ownerId)).toMatchObject({ status: 'processing', progress: 30 });
+      release();
+      expect((await environment().client.workflow.getHandle(request.taskId).result()).status).toBe('completed');
+    },
+  );
 }, 60_000);
 
 test('a run continued as new by an earlier version resumes its job and completes', async () => {
