@@ -27,17 +27,19 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { z } from 'zod';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { optionOf, numberOption } from './ab-options';
-import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
+import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
+import { startTextGateway } from './text-gateway';
 import { describeInstall, installPeers, PEERS, type InstallResult, type Installed, type PeerName } from './peers-install';
-import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB } from './proc-stats';
+import { CLOCK_TICKS, commOf, cpuMs, machineBusyMs, selfCpuMs, statusMiB, treeCpu, treeCpuDelta, treePids, treeRssMiB } from './proc-stats';
 import {
   closedLoop,
+  dist,
+  type Dist,
   fire,
   listOf,
   MODES,
@@ -95,66 +97,6 @@ function parseArgs(argv: string[]): Options {
 // Process trees, from /proc
 // ---------------------------------------------------------------------------------------------
 
-/** `root` and every process below it (LiteLLM: the uvicorn supervisor, its workers and multiprocessing's resource tracker). */
-function treePids(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // pid (comm) state ppid ...: comm may hold spaces, so split after its closing parenthesis.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const list = children.get(ppid) ?? [];
-      list.push(Number(entry));
-      children.set(ppid, list);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const out: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.shift()!;
-    out.push(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return out;
-}
-
-/** A process's command name (/proc/<pid>/comm): node, python3, litellm. */
-function commOf(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return '?';
-  }
-}
-
-/** CPU ms so far of each process of the tree (a process that has gone reads NaN and is dropped). */
-function treeCpu(pids: number[]): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const pid of pids) {
-    const ms = cpuMs(pid);
-    if (!Number.isNaN(ms)) out.set(pid, ms);
-  }
-  return out;
-}
-
-/** CPU the tree used between two readings; a process born meanwhile counts from 0. */
-function treeCpuDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
-  return sum;
-}
-
-/** Sum of VmRSS over the tree, MiB. Workers started with multiprocessing's spawn share little, so the sum is close to what the tree holds. */
-function treeRssMiB(pids: number[]): number {
-  return pids.reduce((sum, pid) => {
-    const v = statusMiB(pid, 'VmRSS');
-    return Number.isNaN(v) ? sum : sum + v;
-  }, 0);
-}
-
 /**
  * A child that is not a node entry point of this checkout (runNode's case): LiteLLM's CLI, or
  * Portkey's server, whose --port follows the script. With `group`, it leads a process group
@@ -194,20 +136,6 @@ function spawnChild(command: string, args: string[], opts: { cwd: string; env: N
 // ---------------------------------------------------------------------------------------------
 // Statistics
 // ---------------------------------------------------------------------------------------------
-
-interface Dist {
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
-
-function dist(values: number[]): Dist {
-  const sorted = Float64Array.from(values).sort();
-  const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
-  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: sorted.length ? sorted[sorted.length - 1]! : NaN };
-}
 
 type PhaseKind = 'fixed' | 'saturation';
 
@@ -532,56 +460,33 @@ async function startLitellm(inst: Installed, simUrl: string, dataDir: string, lo
 
 /** Above the load generator's 256 sockets per target: the cap never refuses a bench request. */
 const GATEWAY_KEY_IN_FLIGHT = 100_000;
-const issuedKey = z.object({ key: z.string().min(1) });
 
-/** The gateway API process as bench:text starts it (bench/text.ts), with its bench key. */
+/** The gateway API process as bench:text starts it (bench/text-gateway.ts), with its bench key. */
 async function startGateway(opts: Options, simUrl: string, dataDir: string, logDir: string, commit: string): Promise<{ runner: Runner; key: string }> {
-  const port = await freePort();
-  const log = path.join(logDir, 'peers-gateway.log');
-  fs.writeFileSync(log, '');
-  const adminToken = 'bench-admin-token';
-  const gw = bench.add(
-    runNode(
-      'dist/src/api/server.js',
-      {
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        ADMIN_TOKEN: adminToken,
-        SIMULATOR_URL: simUrl,
-        // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
-        TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-        LOG_LEVEL: opts.logLevel,
-        // The per-key caps on text requests and streams in flight (100 by default) answer 429 when a
-        // stall lets more than 100 pile up at 1,000 req/s; the peers have no such cap, so neither does the key here.
-        TEXT_MAX_IN_FLIGHT_PER_KEY: String(GATEWAY_KEY_IN_FLIGHT),
-        MAX_STREAMS_PER_KEY: String(GATEWAY_KEY_IN_FLIGHT),
-      },
-      log,
-    ),
-  );
-  let key = '';
-  const startSeconds = await ready('gateway admin API', gw, log, async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/admin/keys`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-      body: JSON.stringify(benchKeyBody(opts.billing)),
-    });
-    if (res.status !== 201) return false;
-    key = issuedKey.parse(await res.json()).key;
-    return true;
+  const gw = await startTextGateway({
+    bench,
+    root: projectRoot(),
+    dataDir,
+    simUrl,
+    logLevel: opts.logLevel,
+    log: path.join(logDir, 'peers-gateway.log'),
+    billing: opts.billing,
+    what: 'gateway',
+    // The per-key caps on text requests and streams in flight (100 by default) answer 429 when a
+    // stall lets more than 100 pile up at 1,000 req/s; the peers have no such cap, so neither does the key here.
+    env: { TEXT_MAX_IN_FLIGHT_PER_KEY: String(GATEWAY_KEY_IN_FLIGHT), MAX_STREAMS_PER_KEY: String(GATEWAY_KEY_IN_FLIGHT) },
   });
   return {
-    key,
+    key: gw.key,
     runner: {
       name: 'gateway',
-      target: target('gateway', port),
-      scenario: (protocol, mode) => scenario(protocol, mode, key),
-      pid: gw.proc.pid ?? null,
+      target: target('gateway', gw.port),
+      scenario: (protocol, mode) => scenario(protocol, mode, gw.key),
+      pid: gw.child.proc.pid ?? null,
       version: `this checkout ${commit}, billing ${opts.billing}, LOG_LEVEL ${opts.logLevel}`,
       idleRssMiB: NaN,
       idleRssByProcess: [],
-      startSeconds,
+      startSeconds: gw.startSeconds,
     },
   };
 }

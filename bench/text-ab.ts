@@ -25,9 +25,10 @@ import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { againstCheckout, numberOption, optionOf } from './ab-options';
 import { mean, pairChanges, pct } from './ab-stats';
-import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
+import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
-import { cpuMs } from './proc-stats';
+import { cpuMs, treeCpu, treeCpuDelta, treePids } from './proc-stats';
+import { startTextGateway } from './text-gateway';
 import { closedLoop, listOf, MODES, PROTOCOLS, scenario, type Mode, type Protocol, type Target } from './text-load';
 
 interface Options {
@@ -90,45 +91,13 @@ interface Phase {
 const bench = new BenchChildren('the simulator and the gateways');
 
 async function startGateway(side: Side, root: string, billing: BillingMode, simUrl: string, logLevel: string, benchData: string): Promise<Gateway> {
-  const port = await freePort();
   const dataDir = path.join(benchData, `text-ab-${side}-${Date.now()}`);
   fs.mkdirSync(dataDir, { recursive: true });
   bench.removeAtEnd(dataDir);
   const log = path.join(benchData, `text-ab-${side}.log`);
-  fs.writeFileSync(log, '');
-  const adminToken = 'bench-admin-token';
-  const child = runNode(
-    'dist/src/api/server.js',
-    {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: adminToken,
-      SIMULATOR_URL: simUrl,
-      // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
-      TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-      LOG_LEVEL: logLevel,
-    },
-    log,
-    root,
-  );
-  bench.add(child);
-  const issued = await waitFor(
-    `${side} gateway's admin API`,
-    async () => {
-      if (child.proc.exitCode !== null) throw new Error(`the ${side} gateway exited with code ${child.proc.exitCode} (see ${log})`);
-      const res = await fetch(`http://127.0.0.1:${port}/admin/keys`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-        body: JSON.stringify(benchKeyBody(billing)),
-      });
-      return res.status === 201 ? ((await res.json()) as { key: string }) : null;
-    },
-    60_000,
-    200,
-  );
+  const gw = await startTextGateway({ bench, root, dataDir, simUrl, logLevel, log, billing, what: `${side} gateway` });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256 });
-  return { side, child, target: { name: side, host: '127.0.0.1', port, agent }, key: issued.key };
+  return { side, child: gw.child, target: { name: side, host: '127.0.0.1', port: gw.port, agent }, key: gw.key };
 }
 
 /** One closed-loop phase against one gateway, with the CPU of it, the simulator and the idle one. */
@@ -141,11 +110,13 @@ async function measure(
   const gw = gateways[at.side];
   const idle = gateways[at.side === 'this' ? 'against' : 'this'];
   const sc = scenario(at.protocol, at.mode, gw.key);
-  const before = { gw: cpuMs(gw.child.proc.pid), sim: cpuMs(sim.proc.pid), idle: cpuMs(idle.child.proc.pid) };
+  // A gateway is its API process and, from the store-process build on, the store's process below it.
+  const tree = (g: Gateway) => (g.child.proc.pid ? treePids(g.child.proc.pid) : []);
+  const before = { gw: treeCpu(tree(gw)), sim: cpuMs(sim.proc.pid), idle: treeCpu(tree(idle)) };
   const started = performance.now();
   const outcomes = await closedLoop(gw.target, sc, opts.concurrency, opts.seconds);
   const elapsedS = (performance.now() - started) / 1000;
-  const after = { gw: cpuMs(gw.child.proc.pid), sim: cpuMs(sim.proc.pid), idle: cpuMs(idle.child.proc.pid) };
+  const after = { gw: treeCpu(tree(gw)), sim: cpuMs(sim.proc.pid), idle: treeCpu(tree(idle)) };
   const n = Math.max(1, outcomes.length);
   const errors = outcomes.filter((o) => o.error !== null).length;
   return {
@@ -153,9 +124,9 @@ async function measure(
     requests: outcomes.length,
     errors,
     rps: (outcomes.length - errors) / elapsedS,
-    gatewayCpuMsPerRequest: (after.gw - before.gw) / n,
+    gatewayCpuMsPerRequest: treeCpuDelta(before.gw, after.gw) / n,
     simulatorCpuMsPerRequest: (after.sim - before.sim) / n,
-    idleGatewayCpuMs: after.idle - before.idle,
+    idleGatewayCpuMs: treeCpuDelta(before.idle, after.idle),
   };
 }
 

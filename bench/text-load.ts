@@ -208,3 +208,18 @@ export function closedLoop(target: Target, sc: Scenario, concurrency: number, se
 }
 
 export const toMs = (ns: bigint): number => Number(ns) / 1e6;
+
+/** Latency percentiles of a phase, ms. */
+export interface Dist {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export function dist(values: number[]): Dist {
+  const sorted = Float64Array.from(values).sort();
+  const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: sorted.length ? sorted[sorted.length - 1]! : NaN };
+}

@@ -29,11 +29,14 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode } from '../test/support/processes';
-import { benchKeyBody, billingModeOf, type BillingMode } from './billing';
+import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
-import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB } from './proc-stats';
+import { startTextGateway } from './text-gateway';
+import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB, treeCpu, treeCpuDelta, treePids, treeRssMiB } from './proc-stats';
 import {
   closedLoop,
+  dist,
+  type Dist,
   fire,
   listOf,
   MODES,
@@ -103,20 +106,6 @@ function parseArgs(argv: string[]): Options {
 // ---------------------------------------------------------------------------------------------
 // Statistics
 // ---------------------------------------------------------------------------------------------
-
-interface Dist {
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
-
-function dist(values: number[]): Dist {
-  const sorted = Float64Array.from(values).sort();
-  const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
-  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: sorted.length ? sorted[sorted.length - 1]! : NaN };
-}
 
 function timeline(outcomes: Outcome[], start: bigint): Array<[number, number]> {
   const buckets: Array<[number, number]> = [];
@@ -319,11 +308,6 @@ function printAdded(a: Added): void {
 // ---------------------------------------------------------------------------------------------
 const bench = new BenchChildren('the simulator and the gateway');
 
-async function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; text: string }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  return { status: res.status, text: await res.text() };
-}
-
 /** One request through the bench's own client: is this target answering this scenario at all? */
 function probe(target: Target, sc: Scenario): Promise<string | null> {
   return new Promise((resolve) => fire(target, sc, now(), (o) => resolve(o.error)));
@@ -345,45 +329,28 @@ async function main(): Promise<void> {
   bench.add(sim);
   await waitFor('simulator', async () => (await fetch(`${simUrl}/_sim/health`)).ok, 20_000);
 
-  const apiPort = await freePort();
-  const api = `http://127.0.0.1:${apiPort}`;
-  const adminToken = 'bench-admin-token';
   if (opts.cpuProfDir) fs.mkdirSync(opts.cpuProfDir, { recursive: true });
-  const gw = runNode(
-    'dist/src/api/server.js',
-    {
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: adminToken,
-      SIMULATOR_URL: simUrl,
-      // Text endpoints do not need Temporal; the API connects to it lazily, so an unused port is fine.
-      TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-      LOG_LEVEL: opts.logLevel,
-    },
-    logs.gateway,
+  const gw = await startTextGateway({
+    bench,
     root,
-    opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : [],
-  );
-  bench.add(gw);
-  const issued = await waitFor(
-    'gateway admin API',
-    async () => {
-      if (gw.proc.exitCode !== null) throw new Error(`the gateway exited with code ${gw.proc.exitCode} (see ${path.relative(root, logs.gateway)})`);
-      const res = await post(`${api}/admin/keys`, { authorization: `Bearer ${adminToken}` }, benchKeyBody(opts.billing));
-      return res.status === 201 ? (JSON.parse(res.text) as { key: string }) : null;
-    },
-    60_000,
-    200,
-  );
+    dataDir,
+    simUrl,
+    logLevel: opts.logLevel,
+    log: logs.gateway,
+    billing: opts.billing,
+    what: 'gateway',
+    nodeArgs: opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : [],
+  });
 
   const agentOptions: http.AgentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256 };
   const targets: Record<TargetName, Target<TargetName>> = {
     direct: { name: 'direct', host: '127.0.0.1', port: simPort, agent: new http.Agent(agentOptions) },
-    gateway: { name: 'gateway', host: '127.0.0.1', port: apiPort, agent: new http.Agent(agentOptions) },
+    gateway: { name: 'gateway', host: '127.0.0.1', port: gw.port, agent: new http.Agent(agentOptions) },
   };
-  const pids = { gateway: gw.proc.pid, simulator: sim.proc.pid };
-  const gatewayRssAtStart = statusMiB(pids.gateway, 'VmRSS');
+  const pids = { gateway: gw.child.proc.pid, simulator: sim.proc.pid };
+  // The gateway is its API process and the embedded store's process below it.
+  const gatewayTree = () => (pids.gateway ? treePids(pids.gateway) : []);
+  const gatewayRssAtStart = treeRssMiB(gatewayTree());
 
   console.log(
     `\nbench:text  fixed rate ${opts.rate} req/s (open loop) for ${opts.seconds} s after ${opts.warmupSeconds} s warm-up; saturation ${opts.concurrency} connections (closed loop) for ${opts.seconds} s; billing ${opts.billing}`,
@@ -401,24 +368,26 @@ async function main(): Promise<void> {
   ): Promise<PhaseResult> => {
     const peak = { gateway: 0, simulator: 0, loadgen: 0 };
     const sample = () => {
-      peak.gateway = Math.max(peak.gateway, statusMiB(pids.gateway, 'VmRSS'));
+      peak.gateway = Math.max(peak.gateway, treeRssMiB(gatewayTree()));
       peak.simulator = Math.max(peak.simulator, statusMiB(pids.simulator, 'VmRSS'));
       peak.loadgen = Math.max(peak.loadgen, process.memoryUsage.rss() / 1048576);
     };
     const sampler = setInterval(sample, 250);
-    const before = { gateway: cpuMs(pids.gateway), simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
+    const gatewayBefore = treeCpu(gatewayTree());
+    const before = { simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
     const outcomes = await run();
-    const after = { gateway: cpuMs(pids.gateway), simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
+    const gatewayMs = treeCpuDelta(gatewayBefore, treeCpu(gatewayTree()));
+    const after = { simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
     clearInterval(sampler);
     sample();
     const n = Math.max(1, outcomes.length);
     const cpu = {
-      gateway: base.target === 'gateway' ? (after.gateway - before.gateway) / n : NaN,
+      gateway: base.target === 'gateway' ? gatewayMs / n : NaN,
       simulator: (after.simulator - before.simulator) / n,
       loadgen: (after.loadgen - before.loadgen) / n,
     };
     if (base.target !== 'gateway') peak.gateway = NaN;
-    const ours = after.gateway - before.gateway + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
+    const ours = gatewayMs + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
     const other = (100 * (after.machine - before.machine - ours)) / toMs(after.at - before.at);
     return summarise(base, outcomes, cpu, other, peak);
   };
@@ -433,7 +402,7 @@ async function main(): Promise<void> {
   const skipped: Array<{ protocol: Protocol; mode: Mode; target: TargetName; reason: string }> = [];
   for (const protocol of opts.protocols) {
     for (const mode of opts.modes) {
-      const sc = scenario(protocol, mode, issued.key);
+      const sc = scenario(protocol, mode, gw.key);
       const live: Target<TargetName>[] = [];
       for (const name of opts.targets) {
         const reason = await probe(targets[name], sc);
@@ -474,9 +443,9 @@ async function main(): Promise<void> {
     }
   }
 
-  const gatewayPeakRss = statusMiB(pids.gateway, 'VmHWM');
+  const gatewayPeakRss = treeRssMiB(gatewayTree(), 'VmHWM');
   console.log(
-    `\ngateway RSS ${gatewayRssAtStart.toFixed(0)} MiB right after start-up, peak (VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`,
+    `\ngateway RSS (API and store processes) ${gatewayRssAtStart.toFixed(0)} MiB right after start-up, peak (sum of each one's VmHWM) ${gatewayPeakRss.toFixed(0)} MiB; simulator peak ${statusMiB(pids.simulator, 'VmHWM').toFixed(0)} MiB`,
   );
   const lags = results.flatMap((r) => (r.sendLag ? [r.sendLag] : []));
   if (lags.length > 0) {
