@@ -5,13 +5,14 @@
  *
  * Drives N video tasks through the real stack (Temporal dev server, worker and API as
  * separate processes, provider simulator) and prints, per N tasks in flight:
- *   creates/s, create latency p50/p99, query latency p50/p99 (while all N are in flight),
+ *   creates/s beside the rate of bare workflow starts on the same dev server (bare-starts.ts),
+ *   create latency p50/p99, query latency p50/p99 (while all N are in flight),
  *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed)
  *   and its phases (bench/lag-phases.ts),
  *   and the peak RSS of the API and worker processes, the CPU ms per task of every process on
  *   the machine (bench/cpu.ts) during the creates and during completion; the slowest task,
  *   when it finished more than 20 s after its upstream job, with its workflow history as a
- *   timeline.
+ *   timeline; the CPU of a task over its life (dev server + worker) and its history events.
  * Then the other paths, with the first N: /v1/videos (multipart create, retrieve) and video
  * chat completions streamed by 50 concurrent clients (time to the first chunk, and the lag
  * from upstream completion to the video_url event).
@@ -36,7 +37,8 @@ import { freePort, waitFor } from '../test/support/ports';
 import { runNode } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
 import { BenchChildren } from './child-guard';
-import { cpuPerItem, cpuSnapshot, formatCpu } from './cpu';
+import { bareStartRate, historySizes } from './bare-starts';
+import { cpuPerItem, cpuSnapshot, formatCpu, type CpuGroups } from './cpu';
 import { statusMiB } from './proc-stats';
 import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
@@ -81,6 +83,17 @@ const SLOW_TASK_MS = 20_000;
 const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);
 
 const rssMiB = (pid: number | undefined): number => statusMiB(pid, 'VmRSS');
+
+/** Bare starts measured per wave: enough for a steady rate, few enough not to weigh on the run. */
+const BARE_STARTS_MAX = 2000;
+/** Finished tasks whose history length is read. */
+const HISTORY_SAMPLE = 50;
+
+/** A task's CPU from create to completion, per process group: the creates phase plus the rest. */
+const lifeCpu = (creates: CpuGroups, completion: CpuGroups) => {
+  const sum = (k: string) => (creates[k] ?? NaN) + (completion[k] ?? NaN);
+  return { temporal: sum('temporal'), worker: sum('worker'), api: sum('api') };
+};
 
 const bench = new BenchChildren('the gateway, the simulator and the dev server');
 
@@ -147,6 +160,8 @@ async function main(): Promise<void> {
   );
   const results = [];
   for (const n of opts.tasks) {
+    // The ceiling first, on the same server and connection, before the tasks load it.
+    const bareStarts = await bareStartRate(temporal, Math.min(n, BARE_STARTS_MAX), opts.concurrency);
     // create
     const cpu = () =>
       cpuSnapshot({ api: apiProc.proc.pid, worker: workerProc.proc.pid, simulator: simulatorProc.proc.pid }, { temporal: 'temporal', postgres: 'postgres' });
@@ -179,6 +194,12 @@ async function main(): Promise<void> {
     const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
     const { done, notCompleted: failed } = await completionLags(temporal, simUrl, ids);
     const lags = done.map((t) => t.lag);
+    const history = await historySizes(
+      temporal,
+      done.map((t) => t.id),
+      HISTORY_SAMPLE,
+    );
+    const life = lifeCpu(cpuCreates, cpuCompletion);
     const phases: LagPhases[] = [];
     await pool(done, 20, async (t) => {
       const split = await lagPhasesOf(temporal, t.id, t.upstreamDone);
@@ -195,6 +216,7 @@ async function main(): Promise<void> {
     const row = {
       tasks: n,
       createsPerSecond: n / createSeconds,
+      bareStartsPerSecond: bareStarts,
       createP50: percentile(createLatencies, 50),
       createP99: percentile(createLatencies, 99),
       createErrors,
@@ -227,11 +249,15 @@ async function main(): Promise<void> {
       peakRssWorkerMiB: peakWorker,
       startRssApiMiB: startRss.api,
       startRssWorkerMiB: startRss.worker,
-      cpuMsPerTask: { creates: cpuCreates, completion: cpuCompletion },
+      cpuMsPerTask: { creates: cpuCreates, completion: cpuCompletion, life },
+      historyEvents: history,
     };
     results.push(row);
     console.log(`${n} tasks in flight`);
     console.log(`  create   ${row.createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(row.createP50)}   p99 ${ms(row.createP99)}   errors ${createErrors}`);
+    console.log(
+      `           bare workflow starts on the same dev server: ${bareStarts.toFixed(1)}/s (creates at ${((100 * row.createsPerSecond) / bareStarts).toFixed(0)} % of it)`,
+    );
     console.log(
       `  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`,
     );
@@ -241,6 +267,10 @@ async function main(): Promise<void> {
     console.log(`  phases   ${LAG_PHASES.map((k) => `${k} p50 ${ms(row.lagPhases[k]!.p50)} p99 ${ms(row.lagPhases[k]!.p99)}`).join('   ')}`);
     console.log(`  cpu      ms per task, creates: ${formatCpu(cpuCreates)}`);
     console.log(`           ms per task, from the queries to the last completion: ${formatCpu(cpuCompletion)}`);
+    console.log(
+      `           ms per task over its life: dev server ${life.temporal.toFixed(1)} + worker ${life.worker.toFixed(1)} = ${(life.temporal + life.worker).toFixed(1)}; api ${life.api.toFixed(1)}`,
+    );
+    console.log(`  history  events per task (${history.sampled} sampled): min ${history.min}, p50 ${history.p50}, max ${history.max}`);
     console.log(
       `  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB (idle at start: api ${startRss.api.toFixed(0)}, worker ${startRss.worker.toFixed(0)})\n`,
     );

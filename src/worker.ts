@@ -66,6 +66,7 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     retryMaxMs: env.UPSTREAM_RETRY_MAX_MS,
     userFetches,
     settleCompleted: (taskId) => billing.completeTask(taskId),
+    progressEveryMs: env.PROGRESS_UPDATE_MS,
   });
   const activities = { ...videoActivities, ...createBillingActivities(billing) };
   const bundle = workflowBundlePath();

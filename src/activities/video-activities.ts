@@ -39,6 +39,8 @@ export interface VideoActivityDeps {
   maxVideoBytes?: number;
   /** Marks a stored task's charge as standing (billing.completeTask); idempotent. */
   settleCompleted?: (taskId: string) => Promise<EdgeOutcome>;
+  /** A running job's progress is sent to the server at most this often (watch-job.ts). */
+  progressEveryMs: number;
 }
 
 type StoredImageRef = Extract<ImageRef, { kind: 'stored' }>;
@@ -324,11 +326,15 @@ export function createVideoActivities(deps: VideoActivityDeps) {
     /** Polls the job until it ends and stores its file, in one step whatever its length (watch-job.ts). */
     async watchVideoJob(input: WatchJobInput): Promise<WatchJobResult> {
       const upstream = client(input.channel);
-      return watchJob(input, {
-        poll: () => upstream.poll(input.jobId),
-        store: (download, beat) => storeFile(input.taskId, input.channel, download, () => beat()),
-        asFailure,
-      });
+      return watchJob(
+        input,
+        {
+          poll: () => upstream.poll(input.jobId),
+          store: (download, beat) => storeFile(input.taskId, input.channel, download, () => beat()),
+          asFailure,
+        },
+        { progressEveryMs: deps.progressEveryMs },
+      );
     },
 
     /** The download step of the workflows begun before watchVideoJob stored the file itself. */

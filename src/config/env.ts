@@ -111,6 +111,8 @@ export const envSchema = z.object({
   /** An API process silent this long is dead: any other settles its text holds in full. */
   TEXT_HOLD_ORPHAN_SECONDS: int(3, 86_400).default(60),
   UPSTREAM_POLL_MS: int(50, 600_000).optional(),
+  /** A running job's progress reaches status reads at most this often (each update is a write on Temporal). */
+  PROGRESS_UPDATE_MS: int(100, 600_000).default(10_000),
   UPSTREAM_TIMEOUT_MS: int(1000, 600_000).default(60_000),
   UPSTREAM_RETRY_INITIAL_MS: int(10, 600_000).default(2000),
   UPSTREAM_RETRY_MAX_MS: int(10, 3_600_000).default(60_000),

@@ -60,6 +60,7 @@ export async function embeddedEnv(dataDir: string, extra: Record<string, string>
     TEMPORAL_DEV_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
     UPSTREAM_POLL_MS: '200',
+    PROGRESS_UPDATE_MS: '200',
     ...extra,
   };
 }
@@ -81,6 +82,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     TEMPORAL_TASK_QUEUE: taskQueue,
     SIMULATOR_URL: simulatorUrl,
     UPSTREAM_POLL_MS: '200',
+    PROGRESS_UPDATE_MS: '200',
     FETCH_ALLOW_PRIVATE: 'true',
     DATABASE_URL: databaseUrl,
     ...opts.env,

@@ -114,11 +114,16 @@ export function fakeActivities(overrides: Partial<Activities> = {}, options: { s
     },
     // The shipped watch loop, polling whichever pollVideo the scenario gives.
     async watchVideoJob(input) {
-      return watchJob(input, {
-        poll: () => activities.pollVideo({ channel: input.channel, jobId: input.jobId }),
-        store: (download) => activities.storeVideo({ taskId: input.taskId, channel: input.channel, download }),
-        asFailure: (err) => err,
-      });
+      // Every change of progress is sent, so that the scenarios see each one.
+      return watchJob(
+        input,
+        {
+          poll: () => activities.pollVideo({ channel: input.channel, jobId: input.jobId }),
+          store: (download) => activities.storeVideo({ taskId: input.taskId, channel: input.channel, download }),
+          asFailure: (err) => err,
+        },
+        { progressEveryMs: 0 },
+      );
     },
     async storeVideo(input) {
       return { key: `videos/${input.taskId}.mp4`, contentType: 'video/mp4', bytes: 1024, chargeSettled: true };
