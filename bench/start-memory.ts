@@ -47,7 +47,12 @@ function rollupMiB(pid: number, field: string): number {
 /** What a process is, from its command line: the gateway, the store process, the simulator, the dev server. */
 function roleOf(pid: number, root: number): string {
   if (pid === root) return 'gateway (API + worker)';
-  const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  let cmdline = '';
+  try {
+    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    // exited meanwhile
+  }
   if (cmdline.includes('embedded-server')) return 'store process (PGlite)';
   if (cmdline.includes('simulator')) return 'provider simulator';
   if (cmdline.includes('start-dev')) return 'Temporal dev server';
@@ -56,7 +61,7 @@ function roleOf(pid: number, root: number): string {
 
 const mib = (v: number) => v.toFixed(1).padStart(7);
 
-function report(root: number, label: string): { rss: number; pss: number } {
+function report(root: number, label: string): void {
   console.log(`\n${label}`);
   console.log(`${'process'.padEnd(26)}     rss    anon    file     pss`);
   let rss = 0;
@@ -70,7 +75,6 @@ function report(root: number, label: string): { rss: number; pss: number } {
     console.log(`${roleOf(pid, root).padEnd(26)} ${mib(r)} ${mib(statusMiB(pid, 'RssAnon'))} ${mib(statusMiB(pid, 'RssFile'))} ${mib(p)}`);
   }
   console.log(`${'the tree'.padEnd(26)} ${mib(rss)} ${' '.repeat(15)} ${mib(pss)}`);
-  return { rss, pss };
 }
 
 const bench = new BenchChildren('npm start');
