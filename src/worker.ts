@@ -29,10 +29,9 @@ import { installTemporalRuntime } from './temporal/runtime';
 const fetchTempDir = (config: Config): string => path.join(config.dataDir, 'tmp', 'fetches');
 const STALE_FETCH_MS = 60 * 60 * 1000;
 /**
- * Heartbeats reach the server this often at most: a watched job's progress and status show
- * within about this long, and a cancelled task's user-URL fetch stops within it. A watched job
- * heartbeats only when it has something new (activities/watch-job.ts), so this bounds how fresh
- * reads are, not how many heartbeats the server takes.
+ * Heartbeats reach the server this often at most, so a cancelled task's user-URL fetch stops
+ * within about this long. A watched job sends far fewer (activities/watch-job.ts: its status at
+ * once, its progress every PROGRESS_UPDATE_MS), so this does not set what progress costs the server.
  */
 const HEARTBEAT_THROTTLE = '1s';
 

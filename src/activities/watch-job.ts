@@ -9,9 +9,11 @@
  * the dev server's CPU), so they follow time, not polls: a change of status at once, a change
  * of progress at most every progressEveryMs, and otherwise one per half heartbeat timeout to
  * say the worker is alive. A retried attempt (its worker died) resumes from the last
- * heartbeat, so progress never goes back. Transient upstream errors are retried here, no sooner than a Retry-After:
- * a provider that stays unreachable for OUTAGE_GIVE_UP_MS, or a file that cannot be stored in
- * STORE_ATTEMPTS tries (each after a fresh poll, whose download link is current), fails the task.
+ * heartbeat, so progress never goes back.
+ *
+ * Transient upstream errors are retried here, no sooner than a Retry-After: a provider that
+ * stays unreachable for OUTAGE_GIVE_UP_MS, or a file that cannot be stored in STORE_ATTEMPTS
+ * tries (each after a fresh poll, whose download link is current), fails the task.
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
