@@ -33,6 +33,7 @@ import { runNode, type Child } from '../test/support/processes';
 import { optionOf, numberOption } from './ab-options';
 import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
+import { writeBenchResults } from './results';
 import { startTextGateway } from './text-gateway';
 import { describeInstall, installPeers, PEERS, type InstallResult, type Installed, type PeerName } from './peers-install';
 import { CLOCK_TICKS, commOf, cpuMs, machineBusyMs, selfCpuMs, statusMiB, treeCpu, treeCpuDelta, treePids, treeRssMiB } from './proc-stats';
@@ -709,39 +710,33 @@ async function main(): Promise<void> {
   if (busy.length > 0) console.log(`${busy.length} of ${results.length} phases ran while other processes used more than 15 % of a core: noisy figures`);
   console.log(`logs: .bench-data/peers-{gateway,portkey,litellm,simulator}.log`);
 
-  const out = path.join(root, 'bench-results');
-  fs.mkdirSync(out, { recursive: true });
-  const file = path.join(out, `peers-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(
-    file,
-    JSON.stringify(
-      {
-        options: opts,
-        startedAt: startedAt.toISOString(),
-        commit,
-        cores: os.cpus().length,
-        loadAverageAtStart: loadAtStart,
-        node: process.version,
-        clockTicks: CLOCK_TICKS,
-        installs: Object.values(installs).filter((r) => r !== null),
-        startFailures: failures,
-        targets: runners.map((r) => ({
-          name: r.name,
-          version: r.version,
-          startSeconds: r.startSeconds,
-          idleRssMiB: r.idleRssMiB,
-          idleRssByProcess: r.idleRssByProcess,
-        })),
-        results,
-        comparisons,
-        memory,
-        skipped,
-      },
-      (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v),
-      2,
-    ),
+  const file = writeBenchResults(
+    'peers',
+    {
+      options: opts,
+      startedAt: startedAt.toISOString(),
+      commit,
+      cores: os.cpus().length,
+      loadAverageAtStart: loadAtStart,
+      node: process.version,
+      clockTicks: CLOCK_TICKS,
+      installs: Object.values(installs).filter((r) => r !== null),
+      startFailures: failures,
+      targets: runners.map((r) => ({
+        name: r.name,
+        version: r.version,
+        startSeconds: r.startSeconds,
+        idleRssMiB: r.idleRssMiB,
+        idleRssByProcess: r.idleRssByProcess,
+      })),
+      results,
+      comparisons,
+      memory,
+      skipped,
+    },
+    startedAt,
   );
-  console.log(`results written to ${path.relative(root, file)}`);
+  console.log(`results written to ${file}`);
   for (const r of runners) r.target.agent.destroy();
 }
 

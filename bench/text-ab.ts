@@ -27,6 +27,7 @@ import { againstCheckout, numberOption, optionOf } from './ab-options';
 import { mean, pairChanges, pct } from './ab-stats';
 import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
+import { writeBenchResults } from './results';
 import { cpuMs, treeCpu, treeCpuDelta, treePids } from './proc-stats';
 import { startTextGateway } from './text-gateway';
 import { closedLoop, listOf, MODES, PROTOCOLS, scenario, type Mode, type Protocol, type Target } from './text-load';
@@ -231,11 +232,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const out = path.join(root, 'bench-results');
-  fs.mkdirSync(out, { recursive: true });
-  const file = path.join(out, `text-ab-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({ options: opts, node: process.version, summaries, phases }, null, 2));
-  console.log(`\nresults written to ${path.relative(root, file)}`);
+  console.log(`\nresults written to ${writeBenchResults('text-ab', { options: opts, node: process.version, summaries, phases })}`);
 }
 
 bench.run(main);

@@ -31,6 +31,7 @@ import { freePort, waitFor } from '../test/support/ports';
 import { runNode } from '../test/support/processes';
 import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
+import { writeBenchResults } from './results';
 import { startTextGateway } from './text-gateway';
 import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB, treeCpu, treeCpuDelta, treePids, treeRssMiB } from './proc-stats';
 import {
@@ -461,29 +462,23 @@ async function main(): Promise<void> {
   }
   console.log(`logs: ${path.relative(root, logs.gateway)}, ${path.relative(root, logs.simulator)}`);
 
-  const out = path.join(root, 'bench-results');
-  fs.mkdirSync(out, { recursive: true });
-  const file = path.join(out, `text-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(
-    file,
-    JSON.stringify(
-      {
-        options: opts,
-        startedAt: startedAt.toISOString(),
-        cores: os.cpus().length,
-        loadAverageAtStart: loadAtStart,
-        node: process.version,
-        clockTicks: CLOCK_TICKS,
-        results,
-        added: addedRows,
-        skipped,
-        rssMiB: { gatewayAtStart: gatewayRssAtStart, gatewayPeak: gatewayPeakRss, simulatorPeak: statusMiB(pids.simulator, 'VmHWM') },
-      },
-      (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v),
-      2,
-    ),
+  const file = writeBenchResults(
+    'text',
+    {
+      options: opts,
+      startedAt: startedAt.toISOString(),
+      cores: os.cpus().length,
+      loadAverageAtStart: loadAtStart,
+      node: process.version,
+      clockTicks: CLOCK_TICKS,
+      results,
+      added: addedRows,
+      skipped,
+      rssMiB: { gatewayAtStart: gatewayRssAtStart, gatewayPeak: gatewayPeakRss, simulatorPeak: statusMiB(pids.simulator, 'VmHWM') },
+    },
+    startedAt,
   );
-  console.log(`results written to ${path.relative(root, file)}`);
+  console.log(`results written to ${file}`);
   for (const t of Object.values(targets)) t.agent.destroy();
 }
 

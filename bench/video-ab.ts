@@ -34,6 +34,7 @@ import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { againstCheckout, numberOption, optionOf } from './ab-options';
 import { BenchChildren } from './child-guard';
+import { writeBenchResults } from './results';
 import { mean, pairChanges, pct } from './ab-stats';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { cpuSnapshot } from './cpu';
@@ -374,11 +375,7 @@ async function main(): Promise<void> {
   });
   console.log(`  errors (failed streams, creates and reads; tasks not completed) ${phases.reduce((s, p) => s + failures(p), 0)}`);
   await temporal.connection.close();
-  const out = path.join(root, 'bench-results');
-  fs.mkdirSync(out, { recursive: true });
-  const file = path.join(out, `video-ab-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({ options: opts, summary, phases }, null, 2));
-  console.log(`\nresults written to ${path.relative(root, file)}`);
+  console.log(`\nresults written to ${writeBenchResults('video-ab', { options: opts, summary, phases })}`);
 }
 
 bench.run(main);

@@ -37,6 +37,7 @@ import { freePort, waitFor } from '../test/support/ports';
 import { runNode } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
 import { BenchChildren } from './child-guard';
+import { writeBenchResults } from './results';
 import { bareStartRate, historySizes } from './bare-starts';
 import { cpuPerItem, cpuSnapshot, formatCpu, type CpuGroups } from './cpu';
 import { statusMiB } from './proc-stats';
@@ -277,11 +278,7 @@ async function main(): Promise<void> {
   }
   const paths = await benchOtherPaths({ api, auth, simUrl, temporal, n: opts.tasks[0] ?? 100, opts });
   await temporal.connection.close();
-  const out = path.join(root, 'bench-results');
-  fs.mkdirSync(out, { recursive: true });
-  const file = path.join(out, `video-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({ options: opts, results, paths }, null, 2));
-  console.log(`results written to ${path.relative(root, file)}`);
+  console.log(`results written to ${writeBenchResults('video', { options: opts, results, paths })}`);
 }
 
 /** /v1/videos (multipart) and streamed chat completions, measured on their own. */
