@@ -39,13 +39,14 @@ import { describeInstall, installPeers, PEERS, type InstallResult, type Installe
 import { CLOCK_TICKS, commOf, cpuMs, machineBusyMs, selfCpuMs, statusMiB, treeCpu, treeCpuDelta, treePids, treeRssMiB } from './proc-stats';
 import {
   closedLoop,
-  dist,
-  type Dist,
   fire,
   listOf,
   MODES,
   now,
   openLoop,
+  outcomeStats,
+  type OutcomeStats,
+  type PhaseOf,
   PROTOCOLS,
   scenario,
   toMs,
@@ -138,28 +139,7 @@ function spawnChild(command: string, args: string[], opts: { cwd: string; env: N
 // Statistics
 // ---------------------------------------------------------------------------------------------
 
-type PhaseKind = 'fixed' | 'saturation';
-
-interface PhaseResult {
-  protocol: Protocol;
-  mode: Mode;
-  target: TargetName;
-  phase: PhaseKind;
-  offeredRate: number | null;
-  concurrency: number | null;
-  seconds: number;
-  requests: number;
-  ok: number;
-  errors: number;
-  errorKinds: Record<string, number>;
-  /** Successful responses per second, first send to last answer. */
-  rps: number;
-  /** ms, request sent -> last byte (successful requests). */
-  latency: Dist;
-  /** ms, scheduled send time -> last byte (fixed rate only). */
-  fromSchedule: Dist | null;
-  /** ms, request sent -> first body byte. */
-  firstByte: Dist;
+interface PhaseResult extends PhaseOf<TargetName>, OutcomeStats {
   /** CPU ms per request: the target's process tree (NaN for direct), the simulator, the load generator. */
   cpuMsPerRequest: { target: number; simulator: number; loadgen: number };
   /** CPU used by every other process on the machine during the phase (idle peers included), in % of one core. */
@@ -171,31 +151,11 @@ interface PhaseResult {
 }
 
 function summarise(
-  base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
+  base: PhaseOf<TargetName>,
   outcomes: Outcome[],
   extra: Pick<PhaseResult, 'cpuMsPerRequest' | 'otherCpuPercent' | 'peakRssMiB' | 'processes'>,
 ): PhaseResult {
-  const good = outcomes.filter((o) => o.error === null);
-  const errorKinds: Record<string, number> = {};
-  for (const o of outcomes) if (o.error !== null) errorKinds[o.error] = (errorKinds[o.error] ?? 0) + 1;
-  let first = outcomes[0]?.sent ?? 0n;
-  let last = first;
-  for (const o of outcomes) {
-    if (o.sent < first) first = o.sent;
-    if (o.end > last) last = o.end;
-  }
-  return {
-    ...base,
-    requests: outcomes.length,
-    ok: good.length,
-    errors: outcomes.length - good.length,
-    errorKinds,
-    rps: good.length / Math.max(1e-9, toMs(last - first) / 1000),
-    latency: dist(good.map((o) => toMs(o.end - o.sent))),
-    fromSchedule: base.phase === 'fixed' ? dist(good.map((o) => toMs(o.end - o.scheduled))) : null,
-    firstByte: dist(good.map((o) => toMs(o.firstByte - o.sent))),
-    ...extra,
-  };
+  return { ...base, ...outcomeStats(outcomes, base.phase === 'fixed').stats, ...extra };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -590,11 +550,7 @@ async function main(): Promise<void> {
   }
 
   /** One measured phase with CPU and RSS accounting of the target's tree around it. */
-  const measure = async (
-    runner: Runner,
-    base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
-    run: () => Promise<Outcome[]>,
-  ): Promise<PhaseResult> => {
+  const measure = async (runner: Runner, base: PhaseOf<TargetName>, run: () => Promise<Outcome[]>): Promise<PhaseResult> => {
     const pids = runner.pid === null ? [] : treePids(runner.pid);
     let peak = 0;
     const sample = () => {

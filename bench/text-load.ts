@@ -223,3 +223,56 @@ export function dist(values: number[]): Dist {
   const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
   return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: sorted.length ? sorted[sorted.length - 1]! : NaN };
 }
+
+export type PhaseKind = 'fixed' | 'saturation';
+
+/** Which phase of which scenario against which target. */
+export interface PhaseOf<TargetName extends string> {
+  protocol: Protocol;
+  mode: Mode;
+  target: TargetName;
+  phase: PhaseKind;
+  offeredRate: number | null;
+  concurrency: number | null;
+  seconds: number;
+}
+
+/** What every text bench reports of a phase's requests, whatever else it measures beside. */
+export interface OutcomeStats {
+  requests: number;
+  ok: number;
+  errors: number;
+  errorKinds: Record<string, number>;
+  /** Successful responses per second, first send to last answer. */
+  rps: number;
+  /** ms, request sent -> last byte (successful requests). */
+  latency: Dist;
+  /** ms, scheduled send time -> last byte (fixed rate only: includes the load generator's own lag). */
+  fromSchedule: Dist | null;
+  /** ms, request sent -> first body byte. */
+  firstByte: Dist;
+}
+
+/** The phase's statistics, and its first send (where a timeline starts). */
+export function outcomeStats(outcomes: Outcome[], fixedRate: boolean): { stats: OutcomeStats; first: bigint } {
+  const good = outcomes.filter((o) => o.error === null);
+  const errorKinds: Record<string, number> = {};
+  for (const o of outcomes) if (o.error !== null) errorKinds[o.error] = (errorKinds[o.error] ?? 0) + 1;
+  let first = outcomes[0]?.sent ?? 0n;
+  let last = first;
+  for (const o of outcomes) {
+    if (o.sent < first) first = o.sent;
+    if (o.end > last) last = o.end;
+  }
+  const stats: OutcomeStats = {
+    requests: outcomes.length,
+    ok: good.length,
+    errors: outcomes.length - good.length,
+    errorKinds,
+    rps: good.length / Math.max(1e-9, toMs(last - first) / 1000),
+    latency: dist(good.map((o) => toMs(o.end - o.sent))),
+    fromSchedule: fixedRate ? dist(good.map((o) => toMs(o.end - o.scheduled))) : null,
+    firstByte: dist(good.map((o) => toMs(o.firstByte - o.sent))),
+  };
+  return { stats, first };
+}

@@ -43,6 +43,10 @@ import {
   MODES,
   now,
   openLoop,
+  outcomeStats,
+  type OutcomeStats,
+  type PhaseKind,
+  type PhaseOf,
   PROTOCOLS,
   scenario,
   toMs,
@@ -120,28 +124,7 @@ function timeline(outcomes: Outcome[], start: bigint): Array<[number, number]> {
   return buckets;
 }
 
-type PhaseKind = 'fixed' | 'saturation';
-
-interface PhaseResult {
-  protocol: Protocol;
-  mode: Mode;
-  target: TargetName;
-  phase: PhaseKind;
-  offeredRate: number | null;
-  concurrency: number | null;
-  seconds: number;
-  requests: number;
-  ok: number;
-  errors: number;
-  errorKinds: Record<string, number>;
-  /** Successful responses per second, first send to last answer. */
-  rps: number;
-  /** ms, request sent -> last byte (successful requests). */
-  latency: Dist;
-  /** ms, scheduled send time -> last byte (fixed rate only: includes the load generator's own lag). */
-  fromSchedule: Dist | null;
-  /** ms, request sent -> first body byte. */
-  firstByte: Dist;
+interface PhaseResult extends PhaseOf<TargetName>, OutcomeStats {
   /** ms the load generator sent late (fixed rate). */
   sendLag: Dist | null;
   /** Per 100 ms of send time: [requests sent, the slowest one's latency in ms]; shows whether the tail is stalls or spread. */
@@ -153,32 +136,17 @@ interface PhaseResult {
 }
 
 function summarise(
-  base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
+  base: PhaseOf<TargetName>,
   outcomes: Outcome[],
   cpu: PhaseResult['cpuMsPerRequest'],
   otherCpuPercent: number,
   peakRssMiB: PhaseResult['peakRssMiB'],
 ): PhaseResult {
-  const good = outcomes.filter((o) => o.error === null);
-  const errorKinds: Record<string, number> = {};
-  for (const o of outcomes) if (o.error !== null) errorKinds[o.error] = (errorKinds[o.error] ?? 0) + 1;
-  let first = outcomes[0]?.sent ?? 0n;
-  let last = first;
-  for (const o of outcomes) {
-    if (o.sent < first) first = o.sent;
-    if (o.end > last) last = o.end;
-  }
   const fixed = base.phase === 'fixed';
+  const { stats, first } = outcomeStats(outcomes, fixed);
   return {
     ...base,
-    requests: outcomes.length,
-    ok: good.length,
-    errors: outcomes.length - good.length,
-    errorKinds,
-    rps: good.length / Math.max(1e-9, toMs(last - first) / 1000),
-    latency: dist(good.map((o) => toMs(o.end - o.sent))),
-    fromSchedule: fixed ? dist(good.map((o) => toMs(o.end - o.scheduled))) : null,
-    firstByte: dist(good.map((o) => toMs(o.firstByte - o.sent))),
+    ...stats,
     sendLag: fixed ? dist(outcomes.map((o) => toMs(o.sent - o.scheduled))) : null,
     timeline: timeline(outcomes, first),
     cpuMsPerRequest: cpu,
@@ -363,10 +331,7 @@ async function main(): Promise<void> {
   );
 
   /** Runs one measured phase with CPU and RSS accounting around it. */
-  const measure = async (
-    base: Pick<PhaseResult, 'protocol' | 'mode' | 'target' | 'phase' | 'offeredRate' | 'concurrency' | 'seconds'>,
-    run: () => Promise<Outcome[]>,
-  ): Promise<PhaseResult> => {
+  const measure = async (base: PhaseOf<TargetName>, run: () => Promise<Outcome[]>): Promise<PhaseResult> => {
     const peak = { gateway: 0, simulator: 0, loadgen: 0 };
     const sample = () => {
       peak.gateway = Math.max(peak.gateway, treeRssMiB(gatewayTree()));
