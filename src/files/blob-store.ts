@@ -35,6 +35,7 @@ export class BlobStore {
     const tmp = `${file}.part-${randomBytes(6).toString('hex')}`;
     let bytes = 0;
     const input = Buffer.isBuffer(source) ? Readable.from([source]) : source;
+    const out = fs.createWriteStream(tmp, { flags: 'wx' });
     try {
       await pipeline(
         input,
@@ -46,12 +47,15 @@ export class BlobStore {
             yield chunk;
           }
         },
-        fs.createWriteStream(tmp, { flags: 'wx' }),
+        out,
       );
       // fsync(2) flushes the file, whichever descriptor wrote it.
       await syncPath(tmp);
       await fs.promises.rename(tmp, file);
     } catch (err) {
+      // A pipeline can fail before the file is even open (an input that fails at once): the
+      // stream opens it later, and only then closes it, so it is removed once the stream is closed.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await fs.promises.rm(tmp, { force: true });
       throw err;
     }
