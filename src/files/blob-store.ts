@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { readHead } from './read-head';
+import { untilClosed } from './until-closed';
 
 /**
  * Gateway storage for finished videos and uploaded inputs: a local directory by default
@@ -53,9 +54,7 @@ export class BlobStore {
       await syncPath(tmp);
       await fs.promises.rename(tmp, file);
     } catch (err) {
-      // A pipeline can fail before the file is even open (an input that fails at once): the
-      // stream opens it later, and only then closes it, so it is removed once the stream is closed.
-      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+      await untilClosed(out);
       await fs.promises.rm(tmp, { force: true });
       throw err;
     }

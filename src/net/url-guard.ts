@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { untilClosed } from '../files/until-closed';
 
 /**
  * Fetching URLs that users hand us (reference images, character clips) must not reach
@@ -232,14 +233,17 @@ function getOnce(
         return fail(new FetchRejectedError(`file is larger than ${opts.maxBytes} bytes`));
       }
       let bytes = 0;
+      const out = fs.createWriteStream(file, { flags: 'wx', mode: 0o600 });
       pipeline(
         res,
         sizeCap(opts.maxBytes, (n) => (bytes = n)),
-        fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }),
+        out,
         { signal },
       ).then(
         () => resolve({ path: file, bytes, contentType: res.headers['content-type'] }),
-        (err: NodeJS.ErrnoException) => {
+        // Reported once the file is closed, so that withFetchedFile's removal finds it.
+        async (err: NodeJS.ErrnoException) => {
+          await untilClosed(out);
           if (err instanceof FetchRejectedError) return fail(err);
           if (err.syscall === 'open' || err.syscall === 'write') return fail(err);
           fail(new FetchRejectedError(`GET ${url.host} broke off: ${err.code ?? err.message}`, true));
