@@ -135,7 +135,17 @@ test('the dev server is SIGKILLed: restarted, creates answer again, the task in 
   expect(refused.status).toBe(503);
   expect(refused.body.error.code).toBe('temporal_unavailable');
   expect(refused.headers.get('retry-after')).toBe('5');
-  const readiness = await call<{ status: string; store: string; temporal: string }>(`${main.base}/readyz`);
+  // A health report is reused for a second and a probe may be under way at the kill, so the
+  // last "ok" can still be shown for a moment (src/api/health.ts).
+  const readiness = await waitFor(
+    'readiness reports Temporal unreachable',
+    async () => {
+      const res = await call<{ status: string; store: string; temporal: string }>(`${main.base}/readyz`);
+      return /unreachable/.test(res.body.temporal) && res;
+    },
+    5000,
+    200,
+  );
   expect(readiness.status).toBe(200);
   expect(readiness.body).toMatchObject({ status: 'ready', store: 'ok' });
   expect(readiness.body.temporal).toMatch(/unreachable/);
