@@ -2,12 +2,6 @@
  * Standalone provider simulator: `npm run simulator` (or `node dist/simulator/main.js`).
  * Reads HOST, SIMULATOR_PORT, SIMULATOR_JOB_MS, SIMULATOR_FAULT_RATE, SIMULATOR_LATENCY_MS and
  * LOG_LEVEL, prints one JSON log line with its URL and stops cleanly on SIGINT/SIGTERM.
- *
- * With SIMULATOR_EXIT_WITH_PARENT=1 (how `npm start` runs it, as a child of the gateway with a
- * pipe for stdin) it also stops when its stdin ends: the parent closed it, or the parent died,
- * SIGKILL included, so the simulator never outlives the gateway that started it nor holds its
- * port against the gateway's restart. SIGINT is then left to the parent, which stops the
- * simulator after the worker has drained (a terminal's Ctrl-C reaches the whole process group).
  */
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from '../src/config/env';
@@ -30,7 +24,6 @@ async function main(): Promise<void> {
   }
   const { env } = config;
   const log = pino({ name: 'simulator', level: env.LOG_LEVEL });
-  const withParent = process.env.SIMULATOR_EXIT_WITH_PARENT === '1';
   const sim = await startSimulator({
     host: env.HOST,
     port: env.SIMULATOR_PORT,
@@ -60,14 +53,7 @@ async function main(): Promise<void> {
     );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
-  if (withParent) {
-    process.on('SIGINT', () => undefined);
-    process.stdin.on('end', () => stop('stdin closed (the parent stopped or died)'));
-    process.stdin.on('error', () => stop('stdin failed (the parent died)'));
-    process.stdin.resume();
-  } else {
-    process.once('SIGINT', () => stop('SIGINT'));
-  }
+  process.once('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((err: unknown) => {

@@ -1,6 +1,6 @@
 /**
  * `npm start`: the embedded default in one process. Starts the Temporal dev server (unless
- * TEMPORAL_ADDRESS names a cluster), the provider simulator as a child process (when no
+ * TEMPORAL_ADDRESS names a cluster), the provider simulator in this process (when no
  * provider credentials are configured), the worker and the API; prints how to try it; stops
  * all of it in order on SIGINT/SIGTERM. Starting again on the same DATA_DIR resumes the tasks
  * in flight.
@@ -10,16 +10,14 @@
  * replaced, each under a RestartBudget; when a budget is spent the process stops everything
  * and exits 1, for the supervisor above it to restart the whole gateway.
  */
-import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { loadChannels, simulatorUrl } from './config/channels';
 import { loadConfig } from './config/env';
-import { projectRoot, temporalCliPath } from './config/paths';
+import { temporalCliPath } from './config/paths';
 import { createLogger } from './log';
 import { startApiServer } from './api/server';
 import { openStore } from './store/open';
-import { describeExit, startNodeChild } from './system/node-child';
 import { superviseDevServer } from './temporal/dev-server-supervisor';
 import { ensureRetention } from './temporal/namespace-retention';
 import { taskQueuePollers } from './temporal/pollers';
@@ -93,32 +91,21 @@ async function main(): Promise<void> {
 
     const channels = loadChannels(config);
     if (channels.some((c) => c.simulated) && !env.SIMULATOR_URL) {
-      // A tool apart from the product (simulator/), so a process of its own, tied to this one.
+      // The demo upstream runs in this process: as a Node process of its own it cost an idle
+      // tree ~55 MiB of RSS (a second copy of Node's code and heap) for a handful of routes.
+      // Loaded on demand, so a gateway in front of real providers never loads it.
       // The channels point at SIMULATOR_PORT, so it cannot be a random one here.
       if (env.SIMULATOR_PORT === 0) throw new Error('SIMULATOR_PORT=0 (a random port) is for the standalone simulator; npm start needs a fixed one');
-      const url = simulatorUrl(config);
-      const sim = await startNodeChild({
-        what: 'the provider simulator',
-        script: path.join(projectRoot(), 'dist', 'simulator', 'main.js'),
-        missingHint: 'run `npm start`, it builds the simulator',
-        env: {
-          HOST: '127.0.0.1',
-          SIMULATOR_PORT: String(env.SIMULATOR_PORT),
-          SIMULATOR_JOB_MS: String(env.SIMULATOR_JOB_MS),
-          SIMULATOR_FAULT_RATE: String(env.SIMULATOR_FAULT_RATE),
-          SIMULATOR_LATENCY_MS: String(env.SIMULATOR_LATENCY_MS),
-          LOG_LEVEL: env.LOG_LEVEL,
-          SIMULATOR_EXIT_WITH_PARENT: '1',
-        },
-        healthUrl: `${url}/_sim/health`,
-        pidHeader: 'x-simulator-pid',
+      const { startSimulator } = await import('../simulator/server');
+      const sim = await startSimulator({
+        host: '127.0.0.1',
+        port: env.SIMULATOR_PORT,
+        jobMs: env.SIMULATOR_JOB_MS,
+        faultRate: env.SIMULATOR_FAULT_RATE,
+        latencyMs: env.SIMULATOR_LATENCY_MS,
       });
-      stops.push(sim.stop);
-      void sim.exited.then((exit) => {
-        if (!stopping)
-          logger.error({ pid: sim.pid, exit: describeExit(exit) }, 'the provider simulator exited; simulated channels fail until the gateway is restarted');
-      });
-      logger.info({ url, pid: sim.pid, jobMs: env.SIMULATOR_JOB_MS }, 'provider simulator started (no provider credentials configured)');
+      stops.push(() => sim.close());
+      logger.info({ url: sim.url, jobMs: env.SIMULATOR_JOB_MS }, 'provider simulator started (no provider credentials configured)');
     }
 
     const db = await openStore(config);
