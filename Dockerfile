@@ -10,7 +10,7 @@ COPY package.json package-lock.json ./
 # packages; `npm install --no-save` then installs the same locked tree without rewriting it.
 RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund --no-save
 COPY . .
-RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
+RUN node node_modules/typescript/bin/tsc -p tsconfig.product.json \
  && node dist/scripts/bundle-workflows.js \
  && npm prune --omit=dev --no-audit --no-fund
 

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { ENV_KEYS, loadConfig } from '../../src/config/env';
+import { dockerignoreMatches, parseDockerfile, type Stage } from '../support/dockerfile';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -134,46 +135,7 @@ const within = (dir: string, parent: string) => {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Dockerfile model
-
-interface Instruction {
-  op: string;
-  args: string;
-}
-interface Stage {
-  name?: string;
-  from: string;
-  instructions: Instruction[];
-}
-
-function parseDockerfile(text: string): Stage[] {
-  const logical: string[] = [];
-  let pending = '';
-  for (const line of text.split('\n')) {
-    if (/^\s*#/.test(line) && pending === '') continue;
-    if (/^\s*#/.test(line)) continue; // comment inside a continuation
-    const trimmed = line.replace(/\s+$/, '');
-    if (trimmed.endsWith('\\')) {
-      pending += `${trimmed.slice(0, -1)} `;
-      continue;
-    }
-    const full = (pending + trimmed).trim();
-    pending = '';
-    if (full) logical.push(full);
-  }
-  const stages: Stage[] = [];
-  for (const line of logical) {
-    const m = /^(\w+)\s+(.*)$/s.exec(line);
-    if (!m) continue;
-    const op = (m[1] as string).toUpperCase();
-    const args = (m[2] as string).replace(/\s+/g, ' ').trim();
-    if (op === 'FROM') {
-      const from = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/i.exec(args);
-      stages.push({ from: from?.[1] ?? args, name: from?.[2], instructions: [] });
-    } else stages.at(-1)?.instructions.push({ op, args });
-  }
-  return stages;
-}
+// Dockerfile model: test/support/dockerfile.ts
 
 const lastOf = (stage: Stage | undefined, op: string) => stage?.instructions.filter((i) => i.op === op).at(-1)?.args;
 
@@ -361,8 +323,8 @@ const imageProvidesCommands: Rule = (d) => {
   const workdir = lastOf(final, 'WORKDIR');
   const runs = stages.flatMap((s) => s.instructions.filter((i) => i.op === 'RUN').map((i) => i.args)).join(' && ');
   if (!/\bnpm ci\b/.test(runs)) problems.push('the Dockerfile does not run npm ci');
-  if (!/typescript\/bin\/tsc -p tsconfig\.build\.json|\btsc -p tsconfig\.build\.json/.test(runs))
-    problems.push('the Dockerfile does not compile with tsconfig.build.json');
+  if (!/typescript\/bin\/tsc -p tsconfig\.product\.json|\btsc -p tsconfig\.product\.json/.test(runs))
+    problems.push('the Dockerfile does not compile with tsconfig.product.json');
   if (!/node dist\/scripts\/bundle-workflows\.js/.test(runs)) problems.push('the Dockerfile does not bundle the workflows');
   if (!/npm prune --omit=dev|npm ci --omit=dev/.test(runs)) problems.push('the Dockerfile keeps dev dependencies');
 
@@ -402,7 +364,7 @@ const imageProvidesCommands: Rule = (d) => {
     const relToOut = path.posix.relative(path.posix.join(workdir ?? '/', outDir), path.posix.resolve(workdir ?? '/', script));
     const source = path.posix.normalize(path.posix.join(rootDir, relToOut)).replace(/\.js$/, '.ts');
     if (!include.some((pattern) => source.startsWith(pattern.split('*')[0] as string)))
-      problems.push(`${who}: ${source} is not in tsconfig.build.json's include`);
+      problems.push(`${who}: ${source} is not in tsconfig.product.json's include`);
     if (!d.sourceExists(source)) problems.push(`${who} runs ${script} but ${source} does not exist`);
   }
   const gatewayImages = GATEWAY_SERVICES.map((name) => d.compose.services[name]);
@@ -414,27 +376,6 @@ const imageProvidesCommands: Rule = (d) => {
   return problems;
 };
 
-function dockerignoreMatches(patterns: string[], file: string): boolean {
-  let ignored = false;
-  for (const raw of patterns) {
-    const negate = raw.startsWith('!');
-    const pattern = (negate ? raw.slice(1) : raw).replace(/^\/+|\/+$/g, '');
-    const regex = new RegExp(
-      `^${pattern
-        .split('**')
-        .map((part) =>
-          part
-            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-            .replace(/\*/g, '[^/]*')
-            .replace(/\?/g, '[^/]'),
-        )
-        .join('.*')}(/.*)?$`,
-    );
-    if (regex.test(file)) ignored = !negate;
-  }
-  return ignored;
-}
-
 const dockerignoreKeepsInputs: Rule = ({ dockerignore }) => {
   const patterns = dockerignore
     .split('\n')
@@ -445,13 +386,21 @@ const dockerignoreKeepsInputs: Rule = ({ dockerignore }) => {
     'package.json',
     'package-lock.json',
     'tsconfig.json',
-    'tsconfig.build.json',
+    'tsconfig.product.json',
     'src/api/server.ts',
     'src/worker.ts',
     'scripts/bundle-workflows.ts',
   ];
   for (const file of needed) if (dockerignoreMatches(patterns, file)) problems.push(`.dockerignore drops ${file}, which the build needs`);
-  for (const file of ['node_modules/x/index.js', 'dist/src/main.js', '.tools/temporal/bin/temporal', '.git/HEAD', '.env']) {
+  for (const file of [
+    'bench/video.ts',
+    'test/support/stack.ts',
+    'node_modules/x/index.js',
+    'dist/src/main.js',
+    '.tools/temporal/bin/temporal',
+    '.git/HEAD',
+    '.env',
+  ]) {
     if (!dockerignoreMatches(patterns, file)) problems.push(`.dockerignore lets ${file} into the build context`);
   }
   return problems;
@@ -480,7 +429,7 @@ function loadDeployment(): Deployment {
     compose: interpolateDeep(parsed, SAMPLE_HOST_ENV),
     dockerfile: read('Dockerfile'),
     dockerignore: read('.dockerignore'),
-    tsconfigBuild: JSON.parse(read('tsconfig.build.json')),
+    tsconfigBuild: JSON.parse(read('tsconfig.product.json')),
     tsconfigBase: JSON.parse(read('tsconfig.json')),
     sourceExists: (rel) => fs.existsSync(path.join(ROOT, rel)),
   };
