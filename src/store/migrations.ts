@@ -176,6 +176,11 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       'create index idempotency_keys_by_age on idempotency_keys (created_at)',
     ],
   },
+  {
+    id: 10,
+    name: "a key's video tasks in creation order (GET /v1/videos)",
+    sql: 'create index billed_tasks_by_key_created on billed_tasks (key_id, created_at, task_id)',
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

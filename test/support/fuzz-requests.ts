@@ -88,6 +88,7 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/v1/videos', auth: 'key', body: 'multipart' },
   { method: 'GET', path: '/v1/videos/{task}', auth: 'key' },
   { method: 'GET', path: '/v1/videos/{task}/content', auth: 'key' },
+  { method: 'GET', path: '/v1/videos?limit=2&order=asc', auth: 'key' },
   { method: 'POST', path: '/v1/videos/{task}/remix', auth: 'key', body: 'json', base: () => ({ prompt: prompt('now at night'), size: '720x1280' }) },
   {
     method: 'POST',

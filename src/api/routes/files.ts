@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import type { BlobStore } from '../../files/blob-store';
 import type { UrlSigner } from '../../files/signed-url';
 import type { GatewayState } from '../context';
@@ -42,27 +43,35 @@ export function fileRoutes(blobs: BlobStore, signer: UrlSigner): Router<GatewayS
     if (verdict === 'expired')
       throw new GatewayError(403, 'invalid_request_error', 'This link has expired; read the task again for a fresh video_url.', null, 'link_expired');
     if (verdict !== 'ok') throw new GatewayError(403, 'invalid_request_error', 'Invalid file link signature.', null, 'invalid_signature');
-    const size = await blobs.size(key);
-    if (size === null) throw new NotFoundError('The file no longer exists.');
-    ctx.set('accept-ranges', 'bytes');
     ctx.set('cache-control', 'private, max-age=3600');
-    ctx.type = CONTENT_TYPES[key.split('.').pop() ?? ''] ?? 'application/octet-stream';
-    const range = parseRange(ctx.get('range') || undefined, size);
-    if (range === 'invalid') {
-      ctx.set('content-range', `bytes */${size}`);
-      throw new GatewayError(416, 'invalid_request_error', 'Requested range not satisfiable.', null, 'invalid_range');
-    }
-    if (range) {
-      ctx.status = 206;
-      ctx.set('content-range', `bytes ${range.start}-${range.end}/${size}`);
-      ctx.length = range.end - range.start + 1;
-      ctx.body = blobs.stream(key, range.start, range.end);
-    } else {
-      ctx.length = size;
-      ctx.body = blobs.stream(key);
-    }
+    await serveBlob(ctx, blobs, key);
   });
   return router;
+}
+
+/**
+ * Answers with a stored file's bytes, a `Range` honoured (206, or 416 when it cannot be), its
+ * type from its extension. 404 when the file is gone.
+ */
+export async function serveBlob(ctx: Context, blobs: BlobStore, key: string): Promise<void> {
+  const size = await blobs.size(key);
+  if (size === null) throw new NotFoundError('The file no longer exists.');
+  ctx.set('accept-ranges', 'bytes');
+  ctx.type = CONTENT_TYPES[key.split('.').pop() ?? ''] ?? 'application/octet-stream';
+  const range = parseRange(ctx.get('range') || undefined, size);
+  if (range === 'invalid') {
+    ctx.set('content-range', `bytes */${size}`);
+    throw new GatewayError(416, 'invalid_request_error', 'Requested range not satisfiable.', null, 'invalid_range');
+  }
+  if (range) {
+    ctx.status = 206;
+    ctx.set('content-range', `bytes ${range.start}-${range.end}/${size}`);
+    ctx.length = range.end - range.start + 1;
+    ctx.body = blobs.stream(key, range.start, range.end);
+  } else {
+    ctx.length = size;
+    ctx.body = blobs.stream(key);
+  }
 }
 
 function str(v: string | string[] | undefined): string | undefined {

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import { findVideoModel, type VideoModel } from '../../catalog/models';
 import { newCharacterUsername, newRemixTaskId, newTaskId, newVideoObjectId } from '../../catalog/task-id';
 import { IMAGE_EXTENSIONS, sniffImage, type ImageMime } from '../../net/media';
 import { storageKeys } from '../../files/blob-store';
 import type { CharacterSource, CharacterState, ImageRef } from '../../tasks/task';
 import { callerKey, type GatewayState } from '../context';
-import { ConflictError, InvalidRequestError } from '../errors';
+import { ConflictError, GatewayError, InvalidRequestError } from '../errors';
 import { castFromPrompt, mergeCast } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import { jsonBody } from '../middleware/json-body';
@@ -15,20 +16,36 @@ import { multipartBody, readForm } from '../middleware/multipart-body';
 import { assertFetchable } from '../reference-images';
 import { parseVideosCreate, type VideosCreateFields } from '../schemas/video-object-create';
 import { videosRemixBody } from '../schemas/video-object-remix';
+import { videoContentQuery, videoListQuery } from '../schemas/video-list-query';
+import { TaskList, UnknownCursor } from '../../tasks/task-list';
+import { serveBlob } from './files';
 import { parseOrThrow } from '../schemas/zod-error';
 import { buildTaskRequest, CHARACTER_CREATE_LEASE_SECONDS, CREATE_LEASE_SECONDS, createTaskOnce, startTask } from '../task-request';
 import { finishedVideoOf, ownTask } from '../task-lookup';
 import { videoUrlOf } from '../views/video-task';
-import { videoContentView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/video-object';
+import { videoContentView, videoListItemView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/video-object';
 import type { VideoRouteDeps } from './video-tasks';
 import { idempotentCreate } from '../idempotency';
 import type { CreateIds } from '../../store/idempotency';
 
-/** The /v1/videos family: create (multipart), retrieve, content and remix (spec 4.3-4.7). */
+/**
+ * Whether GET /v1/videos/{id}/content answers with the file rather than the spec's JSON: when
+ * the client prefers a binary type (the OpenAI SDK's downloadContent() sends
+ * `Accept: application/binary`), or names a `variant` without asking for JSON. No Accept, `*\/*`
+ * or application/json keep the JSON answer of spec 4.6.
+ */
+function wantsBytes(ctx: Context, variantGiven: boolean): boolean {
+  const preferred = ctx.accepts('application/json', 'application/binary', 'application/octet-stream', 'video/mp4');
+  if (preferred === 'application/json') return variantGiven && !/application\/json/i.test(ctx.get('accept'));
+  return preferred !== false;
+}
+
+/** The /v1/videos family: create (multipart), list, retrieve, content and remix (spec 4.3-4.7). */
 export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const env = deps.config.env;
   const requireChannel = channelCheck(deps.channels);
+  const taskList = new TaskList(deps.db, deps.tasks);
 
   router.post('/v1/videos', ...multipartBody(env.FETCH_MAX_BYTES), async (ctx) => {
     const form = readForm(ctx.request.body, ctx.request.files as Record<string, unknown> | undefined);
@@ -129,10 +146,24 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     ctx.body = videoRemixView(state);
   });
 
+  router.get('/v1/videos', async (ctx) => {
+    const query = parseOrThrow(videoListQuery, ctx.query);
+    let page;
+    try {
+      page = await taskList.page(callerKey(ctx.state).id, query);
+    } catch (err) {
+      if (err instanceof UnknownCursor) throw new InvalidRequestError(`'after' names no video of this key: ${err.message}`, 'after', 'invalid_cursor');
+      throw err;
+    }
+    const data = page.tasks.map((t) => videoListItemView(t, deps.signer));
+    ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: page.lastId, has_more: page.hasMore };
+  });
+
   router.get('/v1/videos/:id/content', async (ctx) => {
+    const variant = parseOrThrow(videoContentQuery, ctx.query).variant;
     const state = await ownTask(deps.tasks, ctx.params.id, callerKey(ctx.state).id);
     const videoUrl = videoUrlOf(state, deps.signer);
-    if (state.status !== 'completed' || !videoUrl) {
+    if (state.status !== 'completed' || !videoUrl || !state.video) {
       const why =
         state.status === 'failed' ? `it failed (${state.error?.message ?? 'no reason recorded'})` : `it is ${state.status} (progress ${state.progress}%)`;
       throw new ConflictError(
@@ -141,7 +172,21 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
         state.status === 'failed' ? 'video_failed' : 'video_not_ready',
       );
     }
-    ctx.body = videoContentView({ ...state, status: 'completed' }, videoUrl);
+    if (!wantsBytes(ctx, variant !== undefined)) {
+      ctx.body = videoContentView({ ...state, status: 'completed' }, videoUrl);
+      return;
+    }
+    if (variant !== undefined && variant !== 'video') {
+      throw new GatewayError(
+        404,
+        'invalid_request_error',
+        `This video has no ${variant}: the gateway stores the video only (variant=video).`,
+        'variant',
+        'variant_not_available',
+      );
+    }
+    ctx.set('cache-control', 'private, max-age=3600');
+    await serveBlob(ctx, deps.blobs, state.video.key);
   });
 
   /** The uploaded reference image, checked by its content rather than its declared type. */

@@ -8,6 +8,7 @@ import type { UrlSigner } from '../../files/signed-url';
 import type { CharacterService } from '../../tasks/character-service';
 import type { PaidTasks } from '../../tasks/paid-tasks';
 import type { TaskService } from '../../tasks/task-service';
+import type { Db } from '../../store/db';
 import { callerKey, type GatewayState } from '../context';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
@@ -20,6 +21,8 @@ import { videoCreateView, videoQueryView } from '../views/video-task';
 
 export interface VideoRouteDeps extends IdempotencyDeps {
   config: Config;
+  /** The store, for the list of a key's tasks (billed_tasks). */
+  db: Db;
   channels: readonly VideoChannel[];
   characters: CharacterService;
   tasks: TaskService;

@@ -64,3 +64,38 @@ export interface VideoContentView {
 export function videoContentView(state: TaskState & { status: 'completed' }, videoUrl: string): VideoContentView {
   return { id: state.id, status: state.status, video_url: videoUrl, enhanced_prompt: state.enhancedPrompt, status_update_time: state.statusUpdateTime };
 }
+
+/**
+ * One video of GET /v1/videos: the fields of OpenAI's Video object that the gateway knows, with
+ * this gateway's statuses (spec 3) and the task's video_url; `completed_at` is the time of its
+ * completion, `error` is set on failed tasks only.
+ */
+export interface VideoListItemView {
+  id: string;
+  object: 'video';
+  model: string;
+  status: TaskStatus;
+  progress: number;
+  created_at: number;
+  completed_at: number | null;
+  seconds: number;
+  size: string;
+  video_url: string | null;
+  error: { code: string; message: string } | null;
+}
+
+export function videoListItemView(state: TaskState, signer: UrlSigner): VideoListItemView {
+  return {
+    id: state.id,
+    object: 'video',
+    model: state.model,
+    status: state.status,
+    progress: state.progress,
+    created_at: state.createdAt,
+    completed_at: state.status === 'completed' ? state.statusUpdateTime : null,
+    seconds: state.seconds ?? 0,
+    size: state.size ?? '',
+    video_url: videoUrlOf(state, signer),
+    error: state.status === 'failed' && state.error ? { code: state.error.code, message: state.error.message } : null,
+  };
+}
