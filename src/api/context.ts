@@ -6,6 +6,8 @@ import { AuthenticationError } from './errors';
 /** What the middleware chain puts on ctx.state for the handlers after it. */
 export interface GatewayState {
   requestId: string;
+  /** process.hrtime.bigint() when the request arrived (openai-processing-ms). */
+  receivedAt: bigint;
   log: Logger;
   apiKey?: ApiKey;
   /** A JSON body's bytes (jsonBody), so a proxied request can be forwarded unchanged. */

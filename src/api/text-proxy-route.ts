@@ -138,6 +138,8 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     if (!settled && !(reply.body instanceof Readable)) void settle(null, null);
     ctx.status = reply.status;
     ctx.set(reply.headers);
+    // OpenAI's own header: how long the answer took to begin (the whole answer, when not streamed).
+    if (call.endpoint === 'chat') ctx.set('openai-processing-ms', String(Math.round(Number(process.hrtime.bigint() - ctx.state.receivedAt) / 1e6)));
     ctx.body = reply.body;
   } catch (err) {
     if (!settled) void settle(null, null);

@@ -74,6 +74,13 @@ export const ENDPOINTS: Endpoint[] = [
       messages: [{ role: 'user', content: [{ type: 'text', text: prompt() }] }],
     }),
   },
+  {
+    method: 'POST',
+    path: '/v1/messages/count_tokens',
+    auth: 'anthropic',
+    body: 'json',
+    base: () => ({ model: 'cm-haiku-4.5', system: prompt('be brief'), messages: [{ role: 'user', content: prompt() }] }),
+  },
   { method: 'GET', path: '/v1/models', auth: 'anthropic' },
   { method: 'GET', path: '/v1/models/gpt-4o-mini', auth: 'anthropic' },
   { method: 'POST', path: '/v1/video/create', auth: 'key', body: 'json', base: () => ({ model: 'motion-2', prompt: prompt(), images: [] }) },

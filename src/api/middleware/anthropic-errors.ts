@@ -20,10 +20,11 @@ export function anthropicErrorBody(err: GatewayError, requestId: string): Anthro
  */
 export function anthropicErrors(bodyLimit: number): Middleware<GatewayState> {
   return async (ctx, next) => {
+    // Anthropic's header, on every answer (success included): what its SDK reads as `_request_id`.
+    ctx.set('request-id', ctx.state.requestId);
     try {
       await next();
     } catch (err) {
-      ctx.set('request-id', ctx.state.requestId);
       respondWithError(ctx, err, bodyLimit, (mapped) => anthropicErrorBody(mapped, ctx.state.requestId), 'api_error');
     }
   };

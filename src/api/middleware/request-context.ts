@@ -12,10 +12,11 @@ export function requestContext(logger: Logger): Middleware<GatewayState> {
   return async (ctx, next) => {
     const given = ctx.get('x-request-id');
     const requestId = /^[\w.:-]{1,128}$/.test(given) ? given : `req_${randomUUID().replace(/-/g, '')}`;
+    const started = process.hrtime.bigint();
     ctx.state.requestId = requestId;
+    ctx.state.receivedAt = started;
     ctx.state.log = logger.child({ requestId });
     ctx.set('x-request-id', requestId);
-    const started = process.hrtime.bigint();
     try {
       await next();
     } finally {

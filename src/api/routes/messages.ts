@@ -11,7 +11,8 @@ import { InvalidRequestError } from '../errors';
 import { anthropicErrors } from '../middleware/anthropic-errors';
 import { anyKeyAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
-import { messagesBody } from '../schemas/messages';
+import { countTokensBody, messagesBody } from '../schemas/messages';
+import { countTokensUpstream } from '../count-tokens';
 import { parseOrThrow } from '../schemas/zod-error';
 import { answerFromUpstream, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
 
@@ -48,7 +49,8 @@ function refuseNonNative(model: string, deps: MessagesRouteDeps): void {
 
 /**
  * POST /v1/messages (spec 4.11): the native format, proxied to native channels only, with
- * no conversion beyond the compatibility extensions; every error in Anthropic's shape.
+ * no conversion beyond the compatibility extensions; every error in Anthropic's shape. And
+ * POST /v1/messages/count_tokens, with the same checks, free.
  */
 export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
@@ -73,6 +75,17 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
       clientWantsUsage: true,
       passthroughHeaders: beta ? { 'anthropic-beta': beta } : {},
     });
+  });
+
+  router.post('/v1/messages/count_tokens', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter), jsonBody(limit), async (ctx) => {
+    const raw = ctx.request.body as { model?: unknown } | null;
+    if (raw && typeof raw === 'object' && typeof raw.model === 'string') refuseNonNative(raw.model, deps);
+    const body = parseOrThrow(countTokensBody, raw);
+    const channels = textChannelsFor(deps, messagesProtocol, body.model);
+    if (channels.length === 0) {
+      throw new InvalidRequestError(`The model '${body.model}' is not available on this gateway: no native channel serves it.`, 'model', 'model_not_available');
+    }
+    await countTokensUpstream(ctx, channels, deps.channelHealth, body, deps.textLimits.timeoutMs);
   });
 
   return router;

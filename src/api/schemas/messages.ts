@@ -190,3 +190,16 @@ export const messagesBody = z
   });
 
 export type MessagesBody = z.infer<typeof messagesBody>;
+
+/**
+ * POST /v1/messages/count_tokens: what Anthropic's endpoint takes (the messages of a request,
+ * without max_tokens and the sampling options), checked as /v1/messages checks them.
+ */
+export const countTokensBody = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(message).min(1, 'must contain at least one message'),
+  system: z.union([z.string(), z.array(textBlock)], { error: 'must be a string or an array of text blocks' }).optional(),
+  tools: z.array(tool).optional(),
+  tool_choice: toolChoice.optional(),
+  thinking: thinking.optional(),
+});
