@@ -1,6 +1,8 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import { findVideoModel } from '../../catalog/models';
 import { isNativeTextModel, isResponsesOnlyModel, NATIVE_TEXT_MODELS, RESPONSES_API_HINT } from '../../catalog/text-models';
+import type { TextChannel } from '../../config/channels';
 import type { Config } from '../../config/env';
 import { messagesProtocol } from '../../providers/anthropic/protocol';
 import { chatProtocol } from '../../providers/openai-compatible/protocol';
@@ -48,6 +50,21 @@ function refuseNonNative(model: string, deps: MessagesRouteDeps): void {
 }
 
 /**
+ * A native request's body, checked against `schema` once its model is known to be native, and
+ * the channels that serve that model (400 when none does).
+ */
+function nativeRequest<T extends { model: string }>(raw: unknown, schema: z.ZodType<T>, deps: MessagesRouteDeps): { body: T; channels: TextChannel[] } {
+  const model = raw && typeof raw === 'object' ? (raw as { model?: unknown }).model : undefined;
+  if (typeof model === 'string') refuseNonNative(model, deps);
+  const body = parseOrThrow(schema, raw);
+  const channels = textChannelsFor(deps, messagesProtocol, body.model);
+  if (channels.length === 0) {
+    throw new InvalidRequestError(`The model '${body.model}' is not available on this gateway: no native channel serves it.`, 'model', 'model_not_available');
+  }
+  return { body, channels };
+}
+
+/**
  * POST /v1/messages (spec 4.11): the native format, proxied to native channels only, with
  * no conversion beyond the compatibility extensions; every error in Anthropic's shape. And
  * POST /v1/messages/count_tokens, with the same checks, free.
@@ -57,13 +74,7 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
   const limit = deps.config.env.MAX_JSON_BODY_BYTES;
 
   router.post('/v1/messages', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter), jsonBody(limit), async (ctx) => {
-    const raw = ctx.request.body as { model?: unknown } | null;
-    if (raw && typeof raw === 'object' && typeof raw.model === 'string') refuseNonNative(raw.model, deps);
-    const body = parseOrThrow(messagesBody, raw);
-    const channels = textChannelsFor(deps, messagesProtocol, body.model);
-    if (channels.length === 0) {
-      throw new InvalidRequestError(`The model '${body.model}' is not available on this gateway: no native channel serves it.`, 'model', 'model_not_available');
-    }
+    const { body, channels } = nativeRequest(ctx.request.body, messagesBody, deps);
     const beta = ctx.get('anthropic-beta');
     await answerFromUpstream(ctx, deps, {
       protocol: messagesProtocol,
@@ -78,13 +89,7 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
   });
 
   router.post('/v1/messages/count_tokens', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter), jsonBody(limit), async (ctx) => {
-    const raw = ctx.request.body as { model?: unknown } | null;
-    if (raw && typeof raw === 'object' && typeof raw.model === 'string') refuseNonNative(raw.model, deps);
-    const body = parseOrThrow(countTokensBody, raw);
-    const channels = textChannelsFor(deps, messagesProtocol, body.model);
-    if (channels.length === 0) {
-      throw new InvalidRequestError(`The model '${body.model}' is not available on this gateway: no native channel serves it.`, 'model', 'model_not_available');
-    }
+    const { body, channels } = nativeRequest(ctx.request.body, countTokensBody, deps);
     await countTokensUpstream(ctx, channels, deps.channelHealth, body, deps.textLimits.timeoutMs);
   });
 
