@@ -33,4 +33,8 @@ COPY --from=build /app/src ./src
 RUN mkdir -p /var/lib/gateway/storage && chown -R node:node /var/lib/gateway
 USER node
 EXPOSE 8080
+# The default command is the API: ready when its store answers (/readyz, docs/operations.md).
+# An image run as the worker (no HTTP surface) turns it off (docker-compose.yml).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "dist/src/api/server.js"]

@@ -30,7 +30,7 @@ interface Service {
   environment?: Record<string, string | number | boolean | null> | string[];
   volumes?: (string | { type?: string; source?: string; target?: string })[];
   depends_on?: string[] | Record<string, { condition?: string }>;
-  healthcheck?: { test?: string | string[] };
+  healthcheck?: { test?: string | string[]; disable?: boolean };
   ports?: (string | number | { target?: number | string })[];
   expose?: (string | number)[];
 }
@@ -320,6 +320,9 @@ const imageProvidesCommands: Rule = (d) => {
   if (!/^node:20-bookworm-slim$/.test(final.from)) problems.push(`runtime base is ${final.from}, not node:20-bookworm-slim`);
   const user = lastOf(final, 'USER');
   if (!user || /^(root|0)(:|$)/.test(user)) problems.push('the runtime stage runs as root');
+  if (!/\/readyz/.test(lastOf(final, 'HEALTHCHECK') ?? '')) problems.push("the image has no HEALTHCHECK on the API's /readyz");
+  if (d.compose.services['gateway-worker']?.healthcheck?.disable !== true)
+    problems.push("gateway-worker keeps the image's HTTP healthcheck, which it cannot answer");
   const workdir = lastOf(final, 'WORKDIR');
   const runs = stages.flatMap((s) => s.instructions.filter((i) => i.op === 'RUN').map((i) => i.args)).join(' && ');
   if (!/\bnpm ci\b/.test(runs)) problems.push('the Dockerfile does not run npm ci');
@@ -504,6 +507,8 @@ describe('docker-compose.yml matches what the gateway reads', () => {
     ['imageProvidesCommands', 'output dir changed', (d) => ((d.tsconfigBuild.compilerOptions ??= {}).outDir = 'build')],
     ['imageProvidesCommands', 'no bundle step', (d) => (d.dockerfile = d.dockerfile.replace(/&& node dist\/scripts\/bundle-workflows\.js/, ''))],
     ['imageProvidesCommands', 'dist not copied', (d) => (d.dockerfile = d.dockerfile.replace(/^COPY --from=build \/app\/dist.*$/m, ''))],
+    ['imageProvidesCommands', 'no healthcheck', (d) => (d.dockerfile = d.dockerfile.replace(/^HEALTHCHECK[^\n]*\n[^\n]*\n/m, ''))],
+    ['imageProvidesCommands', 'worker probed over HTTP', (d) => delete svc(d, 'gateway-worker').healthcheck],
     ['imageProvidesCommands', 'runs as root', (d) => (d.dockerfile = d.dockerfile.replace(/^USER .*$/m, 'USER root'))],
     ['imageProvidesCommands', 'CMD changed', (d) => (d.dockerfile = d.dockerfile.replace(/^CMD .*$/m, 'CMD ["node", "dist/api.js"]'))],
     ['dockerignoreKeepsInputs', 'sources ignored', (d) => (d.dockerignore += '\nsrc\n')],
