@@ -37,6 +37,11 @@ test('a successful message carries request-id, which the SDK reads as _request_i
   expect(stream.response.headers.get('request-id')).toMatch(/^req_/);
   for await (const event of stream.data) void event;
 
+  // The key's own limit, in Anthropic's names too.
+  expect(response.headers.get('anthropic-ratelimit-requests-limit')).toBe('600');
+  expect(Number(response.headers.get('anthropic-ratelimit-requests-remaining'))).toBeLessThan(600);
+  expect(Date.parse(response.headers.get('anthropic-ratelimit-requests-reset') ?? '')).toBeGreaterThan(Date.now() - 1000);
+
   // And a failure still carries it, in the header and the body.
   const failed = await anthropic.messages.create({ model: 'cm-sonnet-4.5', max_tokens: 0, messages: hello }).catch((e: unknown) => e);
   expect(failed).toBeInstanceOf(Anthropic.BadRequestError);

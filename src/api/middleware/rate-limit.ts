@@ -6,7 +6,8 @@ import { RateLimitedError } from '../errors';
 /**
  * The key's requests-per-minute limit. Called by the authentication middleware itself, so
  * no endpoint family that takes a key (video, videos, chat, messages, models, characters)
- * can skip it. Answers carry OpenAI's x-ratelimit-* headers so clients can pace themselves;
+ * can skip it. Answers carry OpenAI's x-ratelimit-* headers so clients can pace themselves
+ * (and Anthropic's anthropic-ratelimit-requests-* on /v1/messages);
  * a refusal is a 429 with Retry-After, in the shape of the family's error middleware.
  */
 export function enforceRateLimit(ctx: ParameterizedContext<GatewayState>, limiter: RateLimiter): Promise<void> | void {
@@ -37,4 +38,13 @@ function apply(ctx: ParameterizedContext<GatewayState>, decision: RateDecision):
   res.setHeader('x-ratelimit-limit-requests', limit);
   res.setHeader('x-ratelimit-remaining-requests', remaining);
   res.setHeader('x-ratelimit-reset-requests', reset);
+  // Anthropic's names on its endpoints, the reset as an RFC 3339 time, as its SDK users read them.
+  if (ctx.path.startsWith('/v1/messages')) {
+    res.setHeader('anthropic-ratelimit-requests-limit', limit);
+    res.setHeader('anthropic-ratelimit-requests-remaining', remaining);
+    res.setHeader(
+      'anthropic-ratelimit-requests-reset',
+      new Date(Date.now() + Math.max(0, decision.resetSeconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    );
+  }
 }
