@@ -4,7 +4,7 @@ import { findVideoModel } from '../../catalog/models';
 import { isNativeTextModel, isResponsesOnlyModel, NATIVE_TEXT_MODELS, RESPONSES_API_HINT } from '../../catalog/text-models';
 import type { TextChannel } from '../../config/channels';
 import type { Config } from '../../config/env';
-import { messagesProtocol } from '../../providers/anthropic/protocol';
+import { countTokensProtocol, messagesProtocol } from '../../providers/anthropic/protocol';
 import { chatProtocol } from '../../providers/openai-compatible/protocol';
 import type { RateLimiter } from '../../limits/rate-limiter';
 import type { KeyStore } from '../../store/keys';
@@ -14,7 +14,7 @@ import { anthropicErrors } from '../middleware/anthropic-errors';
 import { anyKeyAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 import { countTokensBody, messagesBody } from '../schemas/messages';
-import { countTokensUpstream } from '../count-tokens';
+import { proxyText } from '../../proxy/text-proxy';
 import { parseOrThrow } from '../schemas/zod-error';
 import { answerFromUpstream, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
 
@@ -90,7 +90,29 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
 
   router.post('/v1/messages/count_tokens', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter), jsonBody(limit), async (ctx) => {
     const { body, channels } = nativeRequest(ctx.request.body, countTokensBody, deps);
-    await countTokensUpstream(ctx, channels, deps.channelHealth, body, deps.textLimits.timeoutMs);
+    const beta = ctx.get('anthropic-beta');
+    // Through the text proxy like a message (failover, error shapes), but free: no hold, nothing
+    // to bill, and no stream to abort if the client leaves.
+    const reply = await proxyText(
+      {
+        protocol: countTokensProtocol,
+        channels,
+        model: body.model,
+        body,
+        raw: ctx.state.rawBody ?? Buffer.from(JSON.stringify(body)),
+        stream: false,
+        clientWantsUsage: false,
+        passthroughHeaders: beta ? { 'anthropic-beta': beta } : {},
+        signal: new AbortController().signal,
+        log: ctx.state.log,
+        onUsage: () => Promise.resolve(),
+      },
+      deps.channelHealth,
+      deps.textLimits,
+    );
+    ctx.status = reply.status;
+    ctx.set(reply.headers);
+    ctx.body = reply.body;
   });
 
   return router;

@@ -1,7 +1,7 @@
 /** The native messages protocol of `anthropic-native` channels (Anthropic and compatible). */
 import type { TextChannel } from '../../config/channels';
 import type { TextProtocol } from '../../proxy/text-proxy';
-import { stringFieldBytes } from '../usage';
+import { emptyUsage, stringFieldBytes } from '../usage';
 import {
   anthropicErrorType,
   GENERATED_FIELDS as MESSAGE_FIELDS,
@@ -31,4 +31,14 @@ export const messagesProtocol: TextProtocol = {
   tap: () => new MessagesStreamTap(),
   isErrorBody: isNativeErrorBody,
   errorBody: (status, message) => ({ type: 'error', error: { type: anthropicErrorType(status), message } }),
+};
+
+/**
+ * POST /v1/messages/count_tokens on the same channels: the same headers, body mapping, failover
+ * and error shape; its answer (`{"input_tokens"}`) is free, so it reports no usage to bill.
+ */
+export const countTokensProtocol: TextProtocol = {
+  ...messagesProtocol,
+  url: (c: TextChannel) => `${messagesProtocol.url(c)}/count_tokens`,
+  usageOfBody: () => emptyUsage(),
 };
