@@ -451,3 +451,17 @@ describe(`(g) TEXT_STREAM_IDLE_MS=${IDLE_MS}: a silent upstream stream is ended 
     expect((err as OpenAIAPIError).message).toMatch(/The upstream sent nothing for 2 s/);
   });
 });
+
+describe('(f) count_tokens goes through the same proxy', () => {
+  test('answered by the first healthy channel, and nothing reachable is a 502 in the Anthropic shape', async () => {
+    const counted = await measured(() => anthropic.messages.countTokens({ model: SONNET, messages: user('count me') }));
+    expect(counted.result.input_tokens).toBeGreaterThan(0);
+    expect(counted.change).toEqual({ primary: { served: 1, failed: 0 } });
+
+    const nobody = await measured(() => anthropic.messages.countTokens({ model: OPUS, messages: user('nobody home') }).catch((e: unknown) => e));
+    expect(nobody.result).toBeInstanceOf(InternalServerError);
+    expect((nobody.result as InternalServerError).status).toBe(502);
+    expect((nobody.result as InternalServerError).apiMessage).toMatch(/could not be reached/);
+    expect(nobody.change).toEqual({ 'dead-only-native': { served: 0, failed: 1 } });
+  });
+});
