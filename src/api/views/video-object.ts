@@ -1,6 +1,6 @@
 import type { UrlSigner } from '../../files/signed-url';
 import type { TaskState, TaskStatus } from '../../tasks/task';
-import { videoUrlOf } from './video-task';
+import { failureOf, videoUrlOf } from './video-task';
 
 /** Spec 2.2 views of the canonical TaskState (the /v1/videos family); the shape follows the task's model family. */
 
@@ -44,7 +44,8 @@ export function videoStatusView(state: TaskState, signer: UrlSigner): VideoStatu
     state.family === 'motion'
       ? { ...common, model: state.model, seconds: state.seconds ?? 0, size: state.size ?? '' }
       : { ...common, enhanced_prompt: state.enhancedPrompt, status_update_time: state.statusUpdateTime };
-  if (state.status === 'failed' && state.error) view.error = { code: state.error.code, message: state.error.message };
+  const error = failureOf(state);
+  if (error) view.error = error;
   return view;
 }
 
@@ -96,6 +97,6 @@ export function videoListItemView(state: TaskState, signer: UrlSigner): VideoLis
     seconds: state.seconds ?? 0,
     size: state.size ?? '',
     video_url: videoUrlOf(state, signer),
-    error: state.status === 'failed' && state.error ? { code: state.error.code, message: state.error.message } : null,
+    error: failureOf(state),
   };
 }

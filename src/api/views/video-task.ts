@@ -19,6 +19,11 @@ export function videoCreateView(state: TaskState): VideoCreateView {
   return { id: state.id, status: state.status, status_update_time: state.statusUpdateTime, enhanced_prompt: state.enhancedPrompt };
 }
 
+/** The task's error as views show it (the extension field `error`): a failed task's code and message, else null. */
+export function failureOf(state: TaskState): { code: string; message: string } | null {
+  return state.status === 'failed' && state.error ? { code: state.error.code, message: state.error.message } : null;
+}
+
 /** video_url is a fresh signed gateway link, and only for a completed task (spec section 3). */
 export function videoUrlOf(state: TaskState, signer: UrlSigner): string | null {
   return state.status === 'completed' && state.video ? signer.sign(state.video.key) : null;
@@ -32,6 +37,7 @@ export function videoQueryView(state: TaskState, signer: UrlSigner): VideoQueryV
     enhanced_prompt: state.enhancedPrompt,
     status_update_time: state.statusUpdateTime,
   };
-  if (state.status === 'failed' && state.error) view.error = { code: state.error.code, message: state.error.message };
+  const error = failureOf(state);
+  if (error) view.error = error;
   return view;
 }
