@@ -2,8 +2,8 @@
  * npm run bench:memory -- [--settle-seconds 30] [--restart] [--load-seconds 0]
  *
  * The memory `npm start` takes: runs `node dist/src/main.js` on a fresh data folder and ports
- * of its own (the dev server, the simulator and the store process as its children, as a user
- * gets them), waits until it is ready and then --settle-seconds idle, and prints each process's
+ * of its own (the simulator inside it, the dev server and the store process as its children,
+ * as a user gets them), waits until it is ready and then --settle-seconds idle, and prints each process's
  * RSS (split into anonymous and file-backed pages) and PSS, and the tree's sums. RSS counts the
  * pages that processes share (the node binary's code, mapped by each node process) once per
  * process; PSS divides them among the processes that map them, so the PSS sum is what the tree
@@ -20,6 +20,7 @@ import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
 import { ADMIN_TOKEN, embeddedEnv } from '../test/support/stack';
+import { numberOption, optionOf } from './ab-options';
 import { BenchChildren } from './child-guard';
 import { commOf, statusMiB, treePids } from './proc-stats';
 import { closedLoop, MODES, PROTOCOLS, scenario, type Target } from './text-load';
@@ -30,18 +31,12 @@ interface Options {
   loadSeconds: number;
 }
 
-function secondsOption(argv: string[], name: string, fallback: number): number {
-  const i = argv.indexOf(name);
-  const value = i >= 0 ? Number(argv[i + 1]) : fallback;
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} takes a number of seconds`);
-  return value;
-}
-
 function parseArgs(argv: string[]): Options {
+  const get = optionOf(argv);
   return {
-    settleSeconds: secondsOption(argv, '--settle-seconds', 30),
+    settleSeconds: numberOption(get, 'settle-seconds', '30', 0),
     restart: argv.includes('--restart'),
-    loadSeconds: secondsOption(argv, '--load-seconds', 0),
+    loadSeconds: numberOption(get, 'load-seconds', '0', 0),
   };
 }
 
@@ -58,9 +53,9 @@ function rollupMiB(pid: number, field: string): number {
   }
 }
 
-/** What a process is, from its command line: the gateway, the store process, the simulator, the dev server. */
+/** What a process is, from its command line: the gateway, the store process, the dev server. */
 function roleOf(pid: number, root: number): string {
-  if (pid === root) return 'gateway (API + worker)';
+  if (pid === root) return 'gateway (API, worker, simulator)';
   let cmdline = '';
   try {
     cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
@@ -68,27 +63,39 @@ function roleOf(pid: number, root: number): string {
     // exited meanwhile
   }
   if (cmdline.includes('embedded-server')) return 'store process (PGlite)';
-  if (cmdline.includes('simulator')) return 'provider simulator';
   if (cmdline.includes('start-dev')) return 'Temporal dev server';
   return commOf(pid);
 }
 
 const mib = (v: number) => v.toFixed(1).padStart(7);
+/** The widest label: 'gateway (API, worker, simulator)'. */
+const LABEL_WIDTH = 34;
+
+interface ProcessMemory {
+  pid: number;
+  rss: number;
+  /** 0 when it cannot be read. */
+  pss: number;
+}
+
+/** Each live process of the tree with its RSS and PSS (MiB), and their sums. */
+function treeMemory(root: number): { processes: ProcessMemory[]; rss: number; pss: number } {
+  const processes = treePids(root).flatMap((pid): ProcessMemory[] => {
+    const rss = statusMiB(pid, 'VmRSS');
+    const pss = rollupMiB(pid, 'Pss');
+    return Number.isNaN(rss) ? [] : [{ pid, rss, pss: Number.isNaN(pss) ? 0 : pss }];
+  });
+  return { processes, rss: processes.reduce((s, p) => s + p.rss, 0), pss: processes.reduce((s, p) => s + p.pss, 0) };
+}
 
 function report(root: number, label: string): void {
   console.log(`\n${label}`);
-  console.log(`${'process'.padEnd(26)}     rss    anon    file     pss`);
-  let rss = 0;
-  let pss = 0;
-  for (const pid of treePids(root)) {
-    const r = statusMiB(pid, 'VmRSS');
-    if (Number.isNaN(r)) continue;
-    const p = rollupMiB(pid, 'Pss');
-    rss += r;
-    pss += Number.isNaN(p) ? 0 : p;
-    console.log(`${roleOf(pid, root).padEnd(26)} ${mib(r)} ${mib(statusMiB(pid, 'RssAnon'))} ${mib(statusMiB(pid, 'RssFile'))} ${mib(p)}`);
+  console.log(`${'process'.padEnd(LABEL_WIDTH)}     rss    anon    file     pss`);
+  const tree = treeMemory(root);
+  for (const { pid, rss, pss } of tree.processes) {
+    console.log(`${roleOf(pid, root).padEnd(LABEL_WIDTH)} ${mib(rss)} ${mib(statusMiB(pid, 'RssAnon'))} ${mib(statusMiB(pid, 'RssFile'))} ${mib(pss)}`);
   }
-  console.log(`${'the tree'.padEnd(26)} ${mib(rss)} ${' '.repeat(15)} ${mib(pss)}`);
+  console.log(`${'the tree'.padEnd(LABEL_WIDTH)} ${mib(tree.rss)} ${' '.repeat(15)} ${mib(tree.pss)}`);
 }
 
 /**
@@ -107,19 +114,13 @@ async function measureUnderLoad(root: number, url: string, seconds: number): Pro
   let treeRss = 0;
   let treePss = 0;
   const sample = () => {
-    let rss = 0;
-    let pss = 0;
-    for (const pid of treePids(root)) {
-      const r = statusMiB(pid, 'VmRSS');
-      const p = rollupMiB(pid, 'Pss');
-      if (Number.isNaN(r)) continue;
+    const tree = treeMemory(root);
+    for (const { pid, rss, pss } of tree.processes) {
       const peak = peaks.get(pid) ?? { rss: 0, pss: 0 };
-      peaks.set(pid, { rss: Math.max(peak.rss, r), pss: Math.max(peak.pss, Number.isNaN(p) ? 0 : p) });
-      rss += r;
-      pss += Number.isNaN(p) ? 0 : p;
+      peaks.set(pid, { rss: Math.max(peak.rss, rss), pss: Math.max(peak.pss, pss) });
     }
-    treeRss = Math.max(treeRss, rss);
-    treePss = Math.max(treePss, pss);
+    treeRss = Math.max(treeRss, tree.rss);
+    treePss = Math.max(treePss, tree.pss);
   };
   const timer = setInterval(sample, 250);
   const { hostname, port } = new URL(url);
@@ -138,9 +139,9 @@ async function measureUnderLoad(root: number, url: string, seconds: number): Pro
     target.agent.destroy();
   }
   console.log(`\nunder text saturation, 64 connections, ${seconds} s each: ${served.join(', ')}`);
-  console.log(`${'process (peak MiB)'.padEnd(26)}     rss     pss`);
-  for (const [pid, peak] of peaks) console.log(`${roleOf(pid, root).padEnd(26)} ${mib(peak.rss)} ${mib(peak.pss)}`);
-  console.log(`${'the tree (peak of sums)'.padEnd(26)} ${mib(treeRss)} ${mib(treePss)}`);
+  console.log(`${'process (peak MiB)'.padEnd(LABEL_WIDTH)}     rss     pss`);
+  for (const [pid, peak] of peaks) console.log(`${roleOf(pid, root).padEnd(LABEL_WIDTH)} ${mib(peak.rss)} ${mib(peak.pss)}`);
+  console.log(`${'the tree (peak of sums)'.padEnd(LABEL_WIDTH)} ${mib(treeRss)} ${mib(treePss)}`);
 }
 
 const bench = new BenchChildren('npm start');
