@@ -78,7 +78,17 @@ test("the build stage's commands succeed on that context and produce what the ru
     if (run.status !== 0) throw new Error(`\`${command}\` failed (exit ${run.status}):\n${run.stdout}\n${run.stderr}`);
   }
   const runtime = parseDockerfile(dockerfile).at(-1)!;
-  const copied = runtime.instructions.filter((i) => i.op === 'COPY' && i.args.startsWith('--from=')).map((i) => i.args.split(' ')[1]!.replace(/^\/app\//, ''));
+  // Every source of each COPY --from=build (all but the flags and the destination).
+  const copied = runtime.instructions
+    .filter((i) => i.op === 'COPY' && i.args.startsWith('--from='))
+    .flatMap((i) =>
+      i.args
+        .split(' ')
+        .filter((a) => !a.startsWith('--'))
+        .slice(0, -1),
+    )
+    .map((source) => source.replace(/^\/app\//, ''));
+  expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'node_modules', 'dist']));
   for (const input of copied) expect(fs.existsSync(path.join(dir, input))).toBe(true);
   const cmd = JSON.parse(runtime.instructions.filter((i) => i.op === 'CMD').at(-1)!.args) as string[];
   for (const script of [cmd[1]!, 'dist/src/worker.js', 'dist/workflow-bundle.js', 'dist/simulator/main.js']) {
