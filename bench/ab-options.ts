@@ -1,4 +1,4 @@
-/** Options shared by the A/B benchmarks (bench:text-ab, bench:video-ab). */
+/** Options shared by the benchmarks (bench:text, bench:peers, bench:text-ab, bench:video-ab, bench:memory). */
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -17,6 +17,15 @@ export function numberOption(get: (name: string, fallback: string) => string, na
     throw new Error(`--${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}`);
   }
   return value;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** --log-level for the gateway a benchmark starts (pino's levels), default info. */
+export function logLevelOption(get: (name: string, fallback: string) => string): string {
+  const logLevel = get('log-level', 'info');
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
+  return logLevel;
 }
 
 /** The checkout named by --against, made absolute, once each of `entries` (built files) is there. */

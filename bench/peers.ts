@@ -30,7 +30,7 @@ import YAML from 'yaml';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
-import { optionOf, numberOption } from './ab-options';
+import { logLevelOption, optionOf, numberOption } from './ab-options';
 import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
 import { writeBenchResults } from './results';
@@ -61,7 +61,6 @@ import {
 // Options
 // ---------------------------------------------------------------------------------------------
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type TargetName = 'direct' | 'gateway' | PeerName;
 
 interface Options {
@@ -78,8 +77,7 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
   const get = optionOf(argv);
-  const logLevel = get('log-level', 'info');
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
+  const logLevel = logLevelOption(get);
   const rate = numberOption(get, 'rate', '1000', Number.MIN_VALUE);
   const seconds = numberOption(get, 'seconds', '10', Number.MIN_VALUE);
   return {

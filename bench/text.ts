@@ -29,6 +29,7 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode } from '../test/support/processes';
+import { logLevelOption } from './ab-options';
 import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
 import { writeBenchResults } from './results';
@@ -62,7 +63,6 @@ import {
 // ---------------------------------------------------------------------------------------------
 
 const TARGETS = ['direct', 'gateway'] as const;
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type TargetName = (typeof TARGETS)[number];
 
 interface Options {
@@ -89,8 +89,7 @@ function parseArgs(argv: string[]): Options {
       throw new Error(`--${name}: expected a positive ${integer ? 'integer' : 'number'}`);
     return value;
   };
-  const logLevel = get('log-level', 'info');
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`--log-level: one of ${LOG_LEVELS.join(', ')}`);
+  const logLevel = logLevelOption(get);
   const warmup = Number(get('warmup-seconds', '2'));
   if (!Number.isFinite(warmup) || warmup < 0) throw new Error('--warmup-seconds: expected a number >= 0');
   const cpuProf = get('cpu-prof', '');
