@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { TextChannel } from '../../config/channels';
 import type { ChannelHealth } from '../../proxy/channel-health';
 import { auditLedger } from '../../billing/audit';
@@ -11,33 +10,9 @@ import type { UsageRecorder } from '../../billing/usage';
 import type { GatewayState } from '../context';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
+import { createKeyBody, quotaBody, updateKeyBody, usageQuery } from '../schemas/admin-keys';
 import { ledgerQuery } from '../schemas/ledger-query';
 import { parseOrThrow } from '../schemas/zod-error';
-
-const credits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const rpm = z.number().int().min(1).max(1_000_000).nullable();
-const maxTasks = z.number().int().min(1).max(100_000).nullable();
-/** Null: the gateway's default (TEXT_MAX_IN_FLIGHT_PER_KEY). */
-const maxText = z.number().int().min(1).max(1_000_000).nullable();
-
-const createKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  /** Opening balance in credits; absent = unlimited. */
-  quota: credits.optional(),
-  rate_limit_rpm: rpm.optional(),
-  max_concurrent_tasks: maxTasks.optional(),
-  max_text_in_flight: maxText.optional(),
-});
-const updateKeyBody = z.strictObject({ rate_limit_rpm: rpm.optional(), max_concurrent_tasks: maxTasks.optional(), max_text_in_flight: maxText.optional() });
-const quotaBody = z.strictObject({
-  delta: z
-    .number()
-    .int()
-    .min(-Number.MAX_SAFE_INTEGER)
-    .max(Number.MAX_SAFE_INTEGER)
-    .refine((d) => d !== 0, 'delta must not be 0'),
-  reason: z.string().trim().min(1).max(500).optional(),
-});
 
 /** A key as the admin API shows it: never its secret, with its limits. */
 const keyView = (k: ApiKey) => ({
@@ -60,8 +35,6 @@ export interface AdminDeps {
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
 }
-
-const usageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 /**
  * Behind ADMIN_TOKEN: keys (issue with the secret shown once, list without secrets, limits,
