@@ -39,6 +39,7 @@ import { chatCompletionsRoutes } from './routes/chat-completions';
 import { characterRoutes } from './routes/characters';
 import { messagesRoutes } from './routes/messages';
 import { modelRoutes } from './routes/models';
+import { serveOpenApi } from './openapi/serve';
 
 export interface ApiDeps {
   config: Config;
@@ -113,6 +114,8 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
     ctx.status = report.ok ? 200 : 503;
     ctx.body = { status: report.ok ? 'ok' : 'unavailable', temporal: report.temporal, worker: report.worker };
   });
+  // The OpenAPI document of this API (openapi/), like the probes without a key.
+  open.get('/openapi.json', serveOpenApi(deps.config.publicBaseUrl));
   app.use(open.routes());
   app.use(fileRoutes(deps.blobs, deps.signer).routes());
 

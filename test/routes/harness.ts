@@ -9,8 +9,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type Koa from 'koa';
 import pino from 'pino';
 import { createApp } from '../../src/api/app';
+import type { GatewayState } from '../../src/api/context';
 import { BillingStore } from '../../src/billing/ledger';
 import { loadPrices } from '../../src/billing/price-config';
 import { TextHolds } from '../../src/billing/text-holds';
@@ -24,10 +26,11 @@ import { PerKeySlots } from '../../src/limits/per-key-slots';
 import { ChannelHealth } from '../../src/proxy/channel-health';
 import { IdempotencyStore } from '../../src/store/idempotency';
 import { KeyStore } from '../../src/store/keys';
+import type { Db } from '../../src/store/db';
 import { openStore } from '../../src/store/open';
 import type { CharacterService } from '../../src/tasks/character-service';
 import type { PaidTasks } from '../../src/tasks/paid-tasks';
-import { initialState, type TaskRequest, type TaskState } from '../../src/tasks/task';
+import { initialState, type CharacterState, type TaskRequest, type TaskState } from '../../src/tasks/task';
 import type { TaskService } from '../../src/tasks/task-service';
 
 export const ADMIN_TOKEN = 'route-test-admin-token';
@@ -37,11 +40,19 @@ export interface FakeTasks {
   startFails: Error | null;
   started: TaskRequest[];
   states: Map<string, TaskState>;
+  /** The characters reads find (by id, for their owner). */
+  characters: Map<string, CharacterState>;
 }
 
 export interface RouteApp {
   url: string;
+  /** The Koa app itself, for what its routers mount. */
+  app: Koa<GatewayState>;
   fakes: FakeTasks;
+  /** Its file storage, for files a test puts in place. */
+  blobs: BlobStore;
+  /** Its store, for rows a test puts in place. */
+  db: Db;
   /** A key issued in the store, with these limits. */
   issueKey(quota?: number): Promise<string>;
   close(): Promise<void>;
@@ -59,7 +70,7 @@ export async function startRouteApp(env: Record<string, string> = {}): Promise<R
   await holds.start();
   const idempotency = new IdempotencyStore(db);
   idempotency.start();
-  const fakes: FakeTasks = { startFails: null, started: [], states: new Map() };
+  const fakes: FakeTasks = { startFails: null, started: [], states: new Map(), characters: new Map() };
   const paid = {
     async start(request: TaskRequest): Promise<TaskState> {
       if (fakes.startFails) throw fakes.startFails;
@@ -81,12 +92,14 @@ export async function startRouteApp(env: Record<string, string> = {}): Promise<R
     },
   };
   const characters = {
-    async get(): Promise<null> {
-      return null;
+    async get(id: string, ownerId: string): Promise<CharacterState | null> {
+      const character = fakes.characters.get(id);
+      return character && character.ownerId === ownerId ? character : null;
     },
   };
   const channels = loadChannels(config);
   const env_ = config.env;
+  const blobs = new BlobStore(config.storageDir);
   const app = createApp({
     config,
     db,
@@ -112,7 +125,7 @@ export async function startRouteApp(env: Record<string, string> = {}): Promise<R
     },
     logger,
     keys,
-    blobs: new BlobStore(config.storageDir),
+    blobs,
     signer: new UrlSigner('route-test-signing-secret', config.publicBaseUrl, env_.VIDEO_URL_TTL_SECONDS),
     adminToken: ADMIN_TOKEN,
     health: async () => ({ ok: true, temporal: 'ok', worker: 'ok' }),
@@ -122,7 +135,10 @@ export async function startRouteApp(env: Record<string, string> = {}): Promise<R
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
+    app,
     fakes,
+    blobs,
+    db,
     async issueKey(quota?: number) {
       return (await keys.issue('route-test', quota === undefined ? {} : { quota })).key;
     },

@@ -63,7 +63,7 @@ export const videosCreateFields = z.strictObject({
   watermark: flag.optional(),
   private: flag.optional(),
   style: z.string().trim().min(1).max(100).optional(),
-  metadata: jsonObject.optional(),
+  metadata: jsonObject.optional().meta({ description: 'A JSON object, as a string.' }),
   character_url: z.url({ protocol: /^https?$/ }).optional(),
   character_timestamps: characterTimestamps.optional(),
   character_from_task: z.string().min(1).optional(),
@@ -77,7 +77,8 @@ export const videosCreateFields = z.strictObject({
       ctx.addIssue({ code: 'custom', message: 'expected a JSON object with the booleans create_self_portrait and save_to_library, as a string' });
       return z.NEVER;
     })
-    .optional(),
+    .optional()
+    .meta({ description: 'A JSON object, as a string: {"create_self_portrait": boolean, "save_to_library": boolean}, both default false.' }),
 });
 
 export type VideosCreateFields = z.output<typeof videosCreateFields>;

@@ -25,7 +25,7 @@ export interface ChunkContext {
 export function chatChunk(c: ChunkContext, delta: { role?: 'assistant'; content?: string }, finishReason: string | null = null) {
   return {
     id: c.id,
-    object: 'chat.completion.chunk',
+    object: 'chat.completion.chunk' as const,
     created: c.created,
     model: c.model,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
@@ -35,10 +35,10 @@ export function chatChunk(c: ChunkContext, delta: { role?: 'assistant'; content?
 export function chatCompletion(c: ChunkContext, content: string, finishReason: string) {
   return {
     id: c.id,
-    object: 'chat.completion',
+    object: 'chat.completion' as const,
     created: c.created,
     model: c.model,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index: 0, message: { role: 'assistant' as const, content, refusal: null }, logprobs: null, finish_reason: finishReason }],
     usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
   };
 }

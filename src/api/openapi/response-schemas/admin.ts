@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { AuditReport } from '../../../billing/audit';
+import type { UsageRecordView } from '../../../billing/usage';
+import type { ChannelHealthView } from '../../../proxy/channel-health';
+import { describes } from '../describes';
+import { ledgerEntry, usageTotals } from './billing';
+import { credits, unixSeconds } from './common';
+
+/** The admin API's answers (routes/admin.ts). */
+
+const limits = {
+  rate_limit_rpm: z.int().nullable(),
+  max_concurrent_tasks: z.int().nullable(),
+  max_text_in_flight: z.int().nullable().meta({ description: "Null: the gateway's default (TEXT_MAX_IN_FLIGHT_PER_KEY)." }),
+};
+
+export const keyIssued = z.object({
+  id: z.string(),
+  name: z.string(),
+  key: z.string().meta({ description: 'The secret, shown only here.' }),
+  created_at: unixSeconds,
+  balance: credits.nullable().meta({ description: 'The opening quota; null = unlimited.' }),
+  ...limits,
+});
+
+export const apiKey = z.object({
+  id: z.string(),
+  object: z.literal('api_key'),
+  name: z.string(),
+  key_hint: z.string(),
+  created_at: unixSeconds,
+  unlimited: z.boolean(),
+  ...limits,
+});
+
+export const apiKeyList = z.object({ object: z.literal('list'), data: z.array(apiKey) });
+
+export const apiKeyDetail = apiKey.extend({
+  revoked_at: unixSeconds.nullable(),
+  balance: credits.nullable(),
+  granted: credits,
+  spent: credits,
+  tasks_in_flight: z.int(),
+  text_in_flight: z.int(),
+  held: credits,
+});
+
+export const quotaChanged = z.object({ id: z.string(), object: z.literal('api_key.quota'), balance: credits });
+
+export const keyDeleted = z.object({ id: z.string(), object: z.literal('api_key.deleted'), deleted: z.literal(true) });
+
+export const keyLedgerPage = z.object({ object: z.literal('list'), key_id: z.string(), data: z.array(ledgerEntry), has_more: z.boolean() });
+
+export const ledgerAudit = describes<AuditReport>()(
+  z.object({
+    object: z.literal('ledger_audit'),
+    keys: z.int(),
+    entries: z.int(),
+    tasks: z.int(),
+    mismatches: z.array(
+      z.object({
+        key_id: z.string(),
+        problem: z.string(),
+        ref: z.string().optional(),
+        expected: z.number().optional(),
+        actual: z.number().optional(),
+      }),
+    ),
+  }),
+);
+
+const usageRecord = describes<UsageRecordView>()(
+  z.object({
+    id: z.string(),
+    request_id: z.string(),
+    model: z.string(),
+    channel: z.string(),
+    endpoint: z.enum(['messages', 'chat']),
+    streamed: z.boolean(),
+    outcome: z.enum(['completed', 'aborted', 'failed', 'orphaned']),
+    input_tokens: z.int(),
+    output_tokens: z.int(),
+    cache_creation_tokens: z.int(),
+    cache_read_tokens: z.int(),
+    created_at: unixSeconds,
+  }),
+);
+
+export const keyUsage = z.object({ object: z.literal('usage'), key_id: z.string(), totals: z.array(usageTotals), recent: z.array(usageRecord) });
+
+const channelHealth = describes<ChannelHealthView>()(
+  z.object({
+    name: z.string(),
+    type: z.string(),
+    models: z.array(z.string()),
+    priority: z.number(),
+    weight: z.number(),
+    simulated: z.boolean(),
+    state: z.enum(['healthy', 'resting']),
+    resting_until: unixSeconds.nullable(),
+    consecutive_failures: z.int(),
+    served: z.int(),
+    failed: z.int(),
+    last_error: z.string().nullable(),
+  }),
+);
+
+export const channelList = z.object({ object: z.literal('list'), data: z.array(channelHealth) });

@@ -1,0 +1,29 @@
+import type { SecurityRequirement, SecurityScheme } from './types';
+
+/** How the gateway authenticates (middleware/auth.ts, middleware/admin-auth.ts). */
+export const SECURITY_SCHEMES: Record<'apiKey' | 'apiKeyHeader' | 'adminToken', SecurityScheme> = {
+  apiKey: {
+    type: 'http',
+    scheme: 'bearer',
+    description: "A key issued by this gateway (POST /admin/keys): `Authorization: Bearer sk-...`. Other providers' keys are refused (401).",
+  },
+  apiKeyHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-api-key',
+    description: 'The same gateway key in `x-api-key`, as Anthropic clients send it; it wins over Authorization when both are sent.',
+  },
+  adminToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: '`Authorization: Bearer $ADMIN_TOKEN` (generated into DATA_DIR/admin-token when unset).',
+  },
+};
+
+/** The /v1 video, chat and billing routes and /motion/v1: the key as a Bearer token only. */
+export const KEY_BEARER: SecurityRequirement[] = [{ apiKey: [] }];
+/** /v1/messages and /v1/models: x-api-key or Bearer. */
+export const KEY_EITHER: SecurityRequirement[] = [{ apiKeyHeader: [] }, { apiKey: [] }];
+export const ADMIN: SecurityRequirement[] = [{ adminToken: [] }];
+/** Health probes, signed file links and this document. */
+export const OPEN: SecurityRequirement[] = [];
