@@ -131,7 +131,7 @@ async function withHeldJob(
     },
   });
   await withWorker(environment(), activities, async (taskQueue) => {
-    const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 });
+    const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 }, null);
     await tasks.start(request);
     try {
       await body({ tasks, request, polls: () => polls, release });
