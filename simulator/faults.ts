@@ -22,6 +22,8 @@ export interface Markers {
   slowMs: number;
   /** Duration override for this job, or null to use the simulator's jobMs. */
   jobMs: number | null;
+  /** OpenAI: DELETE cancels the job while it still runs, as some compatible providers do (OpenAI itself refuses). */
+  cancellable: boolean;
 }
 
 /** Upper bounds keep a typo such as `[sim:slow=99999999]` from hanging a socket for days. */
@@ -45,6 +47,7 @@ export function parseMarkers(text: string): Markers {
     content5xx: 0,
     slowMs: 0,
     jobMs: null,
+    cancellable: false,
   };
   // Cheap pre-check: almost every prompt in a load test has no marker at all.
   if (!text.includes('[sim:') && !text.includes('[SIM:')) return m;
@@ -88,6 +91,9 @@ export function parseMarkers(text: string): Markers {
         break;
       case 'ms':
         if (raw !== undefined) m.jobMs = Math.min(n, MAX_JOB_MS);
+        break;
+      case 'cancellable':
+        m.cancellable = true;
         break;
       default:
         break; // unknown markers are ignored, like any other prompt text

@@ -45,6 +45,8 @@ export interface Job {
   content5xx: number;
   pollReads: number;
   contentReads: number;
+  /** `[sim:cancellable]`: a DELETE may cancel the job while it runs (known only to the process that created it). */
+  cancellable: boolean;
 }
 
 export interface NewJob {
@@ -88,6 +90,7 @@ export function newJob(input: NewJob): Job {
     content5xx: m.content5xx,
     pollReads: 0,
     contentReads: 0,
+    cancellable: m.cancellable,
   };
   return { id: input.makeId(job), ...job };
 }
@@ -107,6 +110,7 @@ export function recoveredJob(
     content5xx: 0,
     pollReads: 0,
     contentReads: 0,
+    cancellable: false,
   };
 }
 

@@ -362,8 +362,9 @@ function listVideos(ctx: Ctx): Reply {
 function deleteVideo(ctx: Ctx): Reply {
   const job = findVideo(ctx, ctx.params[0] ?? '');
   if (!isJob(job)) return job;
-  // OpenAI deletes "a completed or failed video and its stored assets"; a running job cannot be.
-  if (!isTerminal(job, ctx.now)) {
+  // OpenAI deletes "a completed or failed video and its stored assets"; a running job cannot be,
+  // unless it was made with [sim:cancellable] (a compatible provider that cancels on DELETE).
+  if (!isTerminal(job, ctx.now) && !job.cancellable) {
     return ctx.error(400, `Video '${job.id}' is ${statusAt(job, ctx.now)}; only completed or failed videos can be deleted.`, {
       param: 'video_id',
       code: 'invalid_video_state',

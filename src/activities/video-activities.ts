@@ -337,6 +337,28 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       );
     },
 
+    /**
+     * A cancelled task's job, stopped at the provider where its protocol allows (best-effort: the
+     * workflow goes on whatever this answers). 'refused' when the provider would not (OpenAI
+     * deletes only finished videos), 'unsupported' when its protocol has no such call (Veo).
+     */
+    async cancelUpstreamJob(input: { channel: string; jobId: string }): Promise<'cancelled' | 'refused' | 'unsupported'> {
+      const upstream = client(input.channel);
+      if (!upstream.cancel) return 'unsupported';
+      const cancel = upstream.cancel.bind(upstream);
+      try {
+        return (await cancel(input.jobId)) ? 'cancelled' : 'refused';
+      } catch (err) {
+        if (err instanceof UpstreamError && err.kind === 'rejected') return 'refused';
+        throw asFailure(err);
+      }
+    },
+
+    /** A cancelled task's stored video, if its watching step stored one before the cancel reached it. */
+    async removeStoredVideo(input: { taskId: string }): Promise<void> {
+      await deps.blobs.remove(storageKeys.video(input.taskId));
+    },
+
     /** The download step of the workflows begun before watchVideoJob stored the file itself. */
     async storeVideo(input: { taskId: string; channel: string; download: DownloadRef }): Promise<StoredVideoResult> {
       const ctx = Context.current();

@@ -7,6 +7,7 @@ import {
   TaskInputRejected,
   TaskNotAffordable,
   TaskServiceUnavailable,
+  TaskStoreUnavailable,
   StillRunning,
   TooManyTasks,
   UpstreamFailed,
@@ -15,6 +16,7 @@ import { GatewayError, InsufficientQuotaError, InvalidRequestError, RateLimitedE
 
 export function fromDomainError(err: unknown): GatewayError | null {
   if (err instanceof TaskServiceUnavailable) return new ServiceUnavailableError(err.message, 'temporal_unavailable');
+  if (err instanceof TaskStoreUnavailable) return new ServiceUnavailableError(err.message, 'store_unavailable');
   if (err instanceof TaskInputRejected) return new InvalidRequestError(err.message, err.param, err.code);
   if (err instanceof TaskChargeRefunded) return new GatewayError(409, 'invalid_request_error', err.message, null, 'charge_refunded');
   if (err instanceof UpstreamFailed) return new GatewayError(502, 'upstream_error', err.message, null, 'upstream_failed');

@@ -28,6 +28,7 @@ import { openStore } from '../store/open';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { CharacterService } from '../tasks/character-service';
 import { TaskService } from '../tasks/task-service';
+import { DeletedTasks } from '../tasks/deleted-tasks';
 import { createApp } from './app';
 import { createHealthProbe } from './health';
 import { PerKeySlots } from '../limits/per-key-slots';
@@ -55,11 +56,15 @@ export async function startApiServer(opts: {
   await keys.start();
   const adminToken = persistentSecret(config.dataDir, 'admin-token', env.ADMIN_TOKEN);
   const signingSecret = persistentSecret(config.dataDir, 'url-signing-secret', env.URL_SIGNING_SECRET);
-  const tasks = new TaskService(connection, {
-    namespace: env.TEMPORAL_NAMESPACE,
-    taskQueue: env.TEMPORAL_TASK_QUEUE,
-    rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
-  });
+  const tasks = new TaskService(
+    connection,
+    {
+      namespace: env.TEMPORAL_NAMESPACE,
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+      rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
+    },
+    new DeletedTasks(db),
+  );
   const characterCreateTimeoutMs = 120_000;
   const characters = new CharacterService(tasks.client, {
     taskQueue: env.TEMPORAL_TASK_QUEUE,

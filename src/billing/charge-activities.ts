@@ -11,9 +11,16 @@ import { FAILURE_TYPES } from '../workflows/video-task-types';
 
 export interface SettleInput {
   taskId: string;
-  outcome: 'completed' | 'failed';
+  /** completed: the charge stands; failed or cancelled (DELETE of a running task, or an operator): refunded. */
+  outcome: 'completed' | 'failed' | 'cancelled';
   /** Why the task failed, kept as the refund's reason. */
   reason?: string;
+}
+
+/** The refund's reason in the ledger. */
+export function refundReason(input: SettleInput): string {
+  if (input.outcome === 'cancelled') return 'task cancelled before it finished';
+  return `task failed: ${input.reason ?? 'no reason recorded'}`.slice(0, 500);
 }
 
 /** The task may not run (or complete): its charge is not live. Not retried: the task fails. */
@@ -38,8 +45,8 @@ export function createBillingActivities(billing: BillingStore) {
         if (found === 'refunded' || found === 'missing') throw chargeNotLive(input.taskId, found);
         return found === 'moved' ? 'completed' : 'already-settled';
       }
-      const reason = `task failed: ${input.reason ?? 'no reason recorded'}`.slice(0, 500);
-      return (await billing.refundTask(input.taskId, reason)) === 'moved' ? 'refunded' : 'already-settled';
+      // Once, whoever else refunds it (the reconciler sweeps cancelled runs too): the edge is one conditional update.
+      return (await billing.refundTask(input.taskId, refundReason(input))) === 'moved' ? 'refunded' : 'already-settled';
     },
   };
 }

@@ -71,6 +71,11 @@ export class BlobStore {
     await fs.promises.rm(this.resolve(key), { force: true });
   }
 
+  /** Removes every file under `prefix` (a folder of keys), and the folder; nothing there is fine. */
+  async removeAll(prefix: string): Promise<void> {
+    await fs.promises.rm(this.resolve(prefix), { recursive: true, force: true });
+  }
+
   async read(key: string): Promise<Buffer> {
     return fs.promises.readFile(this.resolve(key));
   }
@@ -111,5 +116,7 @@ function taskPath(taskId: string): string {
 
 export const storageKeys = {
   video: (taskId: string) => `videos/${taskPath(taskId)}.mp4`,
-  input: (taskId: string, index: number, ext: string) => `inputs/${taskPath(taskId)}/${index}.${ext}`,
+  input: (taskId: string, index: number, ext: string) => `${storageKeys.inputs(taskId)}/${index}.${ext}`,
+  /** The folder of every input stored for the task. */
+  inputs: (taskId: string) => `inputs/${taskPath(taskId)}`,
 };

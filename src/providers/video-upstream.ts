@@ -40,6 +40,12 @@ export interface VideoUpstream {
   createCharacter?(name: string, clip: Buffer, options: { timestamps?: string; selfPortrait?: boolean }): Promise<{ id: string; name: string }>;
   /** The character's profile picture, or null when the provider has none. */
   profilePicture?(characterId: string): Promise<Buffer | null>;
+  /**
+   * Asks the provider to stop a job and drop it, where its protocol has a call for that; true
+   * when it did. An UpstreamError `rejected` is the provider refusing (a job it cannot cancel).
+   * Veo through the Gemini API has none: its video operations can only be read.
+   */
+  cancel?(jobId: string): Promise<boolean>;
   /** Starts a remix of a finished upstream job; returns the new job's id. */
   remix?(input: { taskId: string; sourceJobId: string; prompt: string; size?: string }): Promise<string>;
 }

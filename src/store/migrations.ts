@@ -181,6 +181,18 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
     name: "a key's video tasks in creation order (GET /v1/videos)",
     sql: 'create index billed_tasks_by_key_created on billed_tasks (key_id, created_at, task_id)',
   },
+  {
+    id: 11,
+    name: 'deleted video tasks (DELETE /v1/videos/{id})',
+    // The gateway's own mark, read by every read path: Temporal deletes a workflow execution
+    // asynchronously (it stays describable for a while), and retention keeps a closed one for days.
+    sql: `
+      create table deleted_tasks (
+        task_id text primary key,
+        key_id text not null references api_keys (id),
+        deleted_at timestamptz not null default now()
+      )`,
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

@@ -47,3 +47,6 @@ export class TooManyTasks extends Error {
     super(message);
   }
 }
+
+/** The gateway's store did not answer a read a task's answer depends on (its deletion mark). */
+export class TaskStoreUnavailable extends Error {}

@@ -4,7 +4,8 @@
  * workflow starts, in the same store as the key), so a task is listed as soon as its create
  * answered, with no wait for Temporal's visibility; each task's state is then read as a status
  * read reads it. A charge whose workflow never started (refunded at once) or whose workflow
- * Temporal no longer keeps (past TASK_RETENTION_DAYS, or deleted) is not a task: it is skipped.
+ * Temporal no longer keeps (past TASK_RETENTION_DAYS) is not a task: it is skipped, and so is a
+ * task its owner deleted (deleted-tasks.ts). A deleted task still serves as the cursor of a page.
  */
 import type { Db } from '../store/db';
 import type { TaskState } from './task';
@@ -47,6 +48,7 @@ export class TaskList {
     const rows = await this.db.query<{ task_id: string }>(
       `select t.task_id from billed_tasks t
        where t.key_id = $1 and t.kind = 'video'
+         and not exists (select 1 from deleted_tasks d where d.task_id = t.task_id)
          and ($2::text is null or (t.created_at, t.task_id) ${desc ? '<' : '>'} (select c.created_at, c.task_id from billed_tasks c where c.task_id = $2))
        order by t.created_at ${desc ? 'desc' : 'asc'}, t.task_id ${desc ? 'desc' : 'asc'}
        limit $3`,

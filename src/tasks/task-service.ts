@@ -6,7 +6,9 @@
  * rewrites in the same workflow task as every change of state, overlaid with the heartbeat
  * details of the step that watches the upstream job (its progress: see watchVideoJob). No
  * worker is involved and no history replayed, so tasks read the same with every worker down;
- * closed tasks are also cached, since they never change.
+ * closed tasks are also cached, since they never change. A task its owner deleted is not read at
+ * all: every read also asks the store's mark (deleted-tasks.ts), alongside the describe, so a
+ * delete answered by any replica holds on every replica from then on, cached or not.
  */
 import {
   Client,
@@ -20,8 +22,9 @@ import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import { WATCH_JOB_ACTIVITY, type VideoTaskInput } from '../workflows/video-task-types';
 import { videoTaskWorkflow } from '../workflows/video-task';
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
-import { TaskServiceUnavailable } from './task-errors';
+import { TaskServiceUnavailable, TaskStoreUnavailable } from './task-errors';
 import { withJobProgress } from './job-progress';
+import type { DeletedTasks } from './deleted-tasks';
 
 export interface TaskServiceOptions {
   namespace: string;
@@ -38,6 +41,8 @@ export class TaskService {
   constructor(
     readonly connection: Connection,
     private readonly opts: TaskServiceOptions,
+    /** The store's deletion marks; null where there is no store (the workflow tests), where no task is ever deleted. */
+    private readonly deleted: Pick<DeletedTasks, 'has'> | null,
   ) {
     this.client = new Client({ connection, namespace: opts.namespace });
   }
@@ -71,10 +76,52 @@ export class TaskService {
     return state;
   }
 
-  /** The task's state, or null when it does not exist or belongs to another key. */
+  /** The task's state, or null when it does not exist, belongs to another key or was deleted. */
   async get(id: string, ownerId: string): Promise<TaskState | null> {
-    const state = await this.read(id);
+    // Side by side: a read of a task in flight costs the longer of the two, not their sum.
+    const [state, deleted] = await Promise.all([this.read(id), this.isDeleted(id)]);
+    if (deleted) {
+      this.closed.delete(id);
+      return null;
+    }
     return state && state.ownerId === ownerId ? state : null;
+  }
+
+  private async isDeleted(id: string): Promise<boolean> {
+    if (!this.deleted) return false;
+    try {
+      return await this.deleted.has(id);
+    } catch (err) {
+      // Not read rather than read without its mark: a task its owner deleted is never shown.
+      throw new TaskStoreUnavailable(
+        `The task store did not answer (${err instanceof Error ? err.message.split('\n')[0] : 'unknown error'}). Retry in a few seconds.`,
+      );
+    }
+  }
+
+  /**
+   * Asks Temporal to cancel the task's workflow (the workflow refunds the task, tells the provider
+   * and ends as cancelled: workflows/video-task.ts). 'closed' when the workflow had already ended,
+   * so there is nothing to cancel.
+   */
+  async cancel(id: string): Promise<'requested' | 'closed'> {
+    try {
+      await this.rpc(() => this.client.workflow.getHandle(id).cancel());
+      return 'requested';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return 'closed';
+      throw unavailable(err);
+    }
+  }
+
+  /**
+   * Deletes a closed task's workflow execution from Temporal, best-effort: retention removes it
+   * anyway, and reads no longer depend on it (the store's mark answers them). Temporal deletes it
+   * asynchronously.
+   */
+  async deleteExecution(id: string): Promise<void> {
+    this.closed.delete(id);
+    await this.rpc(() => this.connection.workflowService.deleteWorkflowExecution({ namespace: this.opts.namespace, workflowExecution: { workflowId: id } }));
   }
 
   private async read(id: string): Promise<TaskState | null> {

@@ -2,14 +2,19 @@
  * One video task = one workflow (workflow id = public task id).
  * plan channel -> (enhance prompt) -> (create character) -> submit (or remix) -> watch the job in one
  * heartbeating step that also stores the file (progress in its heartbeat details) in gateway storage -> completed. Any terminal failure -> failed with a reason.
+ * Cancelled (DELETE /v1/videos/{id} of a running task, or an operator) -> refunded, the provider
+ * asked to cancel the job, any stored file removed, failed as `cancelled`, and the run ends as cancelled.
  * Deterministic: all I/O is in activities; state is published as memo + search attributes
  * (readable with no worker running) and answered live by the `state` query.
  */
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
   continueAsNew,
   defineQuery,
+  isCancellation,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -58,6 +63,30 @@ export const CHARGE_CLAIM_PATCH = 'charge-claimed-before-work';
  * with the job's length. Runs begun earlier replay through the polling loop they recorded.
  */
 export const JOB_WATCH_PATCH = 'job-watched-in-one-step';
+
+/**
+ * Workflows cancelled from this version on settle their own cancellation: the charge refunded,
+ * the provider asked to cancel the job, any stored file removed, the state published as failed
+ * (`cancelled`), then the run ends as cancelled. A cancellation that arrives together with the
+ * stored file also wins over the completion. Runs cancelled before it replay as they ended (the
+ * reconciler refunded them). Only a cancelled run reaches a check of this patch.
+ */
+export const TASK_CANCEL_PATCH = 'cancel-settled-by-the-task';
+
+/**
+ * The provider is asked to cancel a cancelled task's job a few times, briefly: best-effort, so
+ * an unreachable provider delays the end of the run by a minute at most, never the refund (made first).
+ */
+const { cancelUpstreamJob } = proxyActivities<VideoActivities>({
+  startToCloseTimeout: '20s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+/** One file removal, in the workflow task like the settle step. */
+const { removeStoredVideo } = proxyLocalActivities<VideoActivities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '500ms', maximumAttempts: 5 },
+});
 
 /** How long an upstream step may go without a heartbeat before the server retries it elsewhere. */
 const STEP_HEARTBEAT_TIMEOUT = '15s';
@@ -176,6 +205,10 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
     const deadline = request.createdAt + (request.deadlineMs ?? DEFAULT_DEADLINE_MS);
     const timedOut = () => ApplicationFailure.nonRetryable('The task did not finish before its deadline.', 'TaskTimeout');
     const completed = async ({ chargeSettled, ...video }: StoredVideoResult): Promise<TaskState> => {
+      // The file arrived with the task's cancellation: the cancellation wins (its owner deleted it).
+      if (CancellationScope.current().consideredCancelled && patched(TASK_CANCEL_PATCH)) {
+        throw new CancelledFailure('The task was cancelled as its video was stored.');
+      }
       // Settled before the status shows: a client that reads "completed" reads a final balance.
       // The download step settles it when it can reach the store (and histories from before
       // it did carry no chargeSettled, so they replay through the settle step).
@@ -225,9 +258,28 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       }
     }
   } catch (err) {
+    if (isCancellation(err) && CancellationScope.current().consideredCancelled && patched(TASK_CANCEL_PATCH)) {
+      // Shielded: the steps of a cancelled run must still run, and the refund whatever else fails.
+      await CancellationScope.nonCancellable(cancelled);
+      throw err;
+    }
     const error = taskErrorOf(err);
     if (!error) throw err;
     return await fail(error);
+  }
+
+  /**
+   * A cancelled task: refunded first (an in-flight download step then finds the charge refunded
+   * and discards its file itself), then the provider asked to stop the job, then whatever file was
+   * already stored removed. The provider's and the file's steps may fail: the run ends all the same.
+   */
+  async function cancelled(): Promise<void> {
+    await settleTask({ taskId: request.taskId, outcome: 'cancelled' });
+    const upstream = state.upstream;
+    if (upstream) await cancelUpstreamJob({ channel: upstream.channel, jobId: upstream.jobId }).catch(() => undefined);
+    await removeStoredVideo({ taskId: request.taskId }).catch(() => undefined);
+    // Neutral: a charge that a completion settled in the same moment stands (charge-lifecycle.ts).
+    publish({ status: 'failed', error: { code: 'cancelled', message: 'The task was cancelled before it finished.' } });
   }
 
   /** Refunded before the status shows, so "failed" is read together with its refund. */

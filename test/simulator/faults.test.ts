@@ -60,7 +60,7 @@ describe('marker parsing (unit)', () => {
   it('parses every marker and ignores unknown ones', () => {
     const m = parseMarkers(
       'x [sim:fail][sim:reject] [sim:filtered] [sim:drop=2] [sim:submit-429=3] [sim:submit-5xx=4] ' +
-        '[sim:drop-after-create=5] [sim:poll-429=6] [sim:poll-5xx=7] [sim:content-5xx=8] [sim:slow=90] [sim:ms=1234] [sim:bogus=1]',
+        '[sim:drop-after-create=5] [sim:poll-429=6] [sim:poll-5xx=7] [sim:content-5xx=8] [sim:slow=90] [sim:ms=1234] [sim:cancellable] [sim:bogus=1]',
     );
     expect(m).toEqual({
       fail: true,
@@ -75,8 +75,9 @@ describe('marker parsing (unit)', () => {
       content5xx: 8,
       slowMs: 90,
       jobMs: 1234,
+      cancellable: true,
     });
-    expect(parseMarkers('no markers here')).toMatchObject({ fail: false, drop: 0, jobMs: null });
+    expect(parseMarkers('no markers here')).toMatchObject({ fail: false, drop: 0, jobMs: null, cancellable: false });
     expect(parseMarkers('[sim:ms=0]').jobMs).toBe(0);
   });
 

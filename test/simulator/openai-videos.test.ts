@@ -357,6 +357,15 @@ describe('list and delete', () => {
     expect((await get(`/v1/videos/${done.id}`)).status).toBe(404);
     expect((await fetch(`${sim.url}/v1/videos/${done.id}`, { method: 'DELETE', headers: AUTH })).status).toBe(404);
   });
+
+  it('cancels a running video on DELETE when it was made [sim:cancellable], as some compatible providers do', async () => {
+    const running = await video(await createJson({ prompt: 'cancel running [sim:ms=5000][sim:cancellable]' }));
+    const res = await fetch(`${sim.url}/v1/videos/${running.id}`, { method: 'DELETE', headers: AUTH });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: running.id, object: 'video.deleted', deleted: true });
+    expect((await get(`/v1/videos/${running.id}`)).status).toBe(404);
+    expect((await fetch(`${sim.url}/_sim/jobs/${running.id}`)).status).toBe(404);
+  });
 });
 
 describe('characters', () => {

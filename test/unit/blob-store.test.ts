@@ -84,3 +84,13 @@ test('the bytes are fsynced before the rename that publishes them, the directori
   await store.write('videos/motion-2/9-c.mp4', Buffer.from('more'));
   expect(events).toEqual([expect.stringMatching(/^sync videos\/motion-2\/9-c\.mp4\.part-/), 'rename videos/motion-2/9-c.mp4', 'sync videos/motion-2']);
 });
+
+test("removeAll removes a task's folder of inputs and nothing beside it; an absent folder is fine", async () => {
+  await store.write('inputs/vidgen3/1-a/0.png', Buffer.from('a'));
+  await store.write('inputs/vidgen3/1-a/1.png', Buffer.from('b'));
+  await store.write('inputs/vidgen3/1-ab/0.png', Buffer.from('c'));
+  await store.removeAll('inputs/vidgen3/1-a');
+  expect(files()).toEqual([path.join('inputs', 'vidgen3', '1-ab', '0.png')]);
+  await store.removeAll('inputs/vidgen3/1-a');
+  await expect(store.removeAll('inputs/../..')).rejects.toThrow('invalid storage key');
+});

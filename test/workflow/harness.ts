@@ -128,6 +128,12 @@ export function fakeActivities(overrides: Partial<Activities> = {}, options: { s
     async storeVideo(input) {
       return { key: `videos/${input.taskId}.mp4`, contentType: 'video/mp4', bytes: 1024, chargeSettled: true };
     },
+    async cancelUpstreamJob() {
+      return 'cancelled';
+    },
+    async removeStoredVideo() {
+      return undefined;
+    },
     async claimCharge() {
       return 'claimed';
     },

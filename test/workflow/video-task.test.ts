@@ -1,9 +1,13 @@
 /**
  * The video task workflow's paths with scripted activities, on a local dev server: completed,
- * remix, failed with a refund, refused when its charge is not live, deadline, continue-as-new.
+ * remix, failed with a refund, refused when its charge is not live, deadline, continue-as-new,
+ * cancelled (before its claim, during its submit, while its job runs).
  * Each run's history is a replay fixture (RECORD_HISTORIES=1 saves them; replay.test.ts).
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { Worker } from '@temporalio/worker';
+import { workflowBundlePath } from '../../src/config/paths';
 import type { PollResult } from '../../src/providers/video-upstream';
 import { initialState, type TaskRequest, type TaskState } from '../../src/tasks/task';
 import { TaskService } from '../../src/tasks/task-service';
@@ -131,7 +135,7 @@ async function withHeldJob(
     },
   });
   await withWorker(environment(), activities, async (taskQueue) => {
-    const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 });
+    const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 }, null);
     await tasks.start(request);
     try {
       await body({ tasks, request, polls: () => polls, release });
@@ -198,4 +202,120 @@ test('a run continued as new by an earlier version resumes its job and completes
   expect(state).toMatchObject({ status: 'completed', progress: 100, upstream: { jobId: 'job_before' } });
   expect(calls.names).not.toContain('submitVideo');
   expect(calls.names).not.toContain('claimCharge');
+}, 60_000);
+
+/**
+ * A task cancelled while `step` runs (the API's DELETE of a running task): `hold` is where the
+ * step waits until the test has cancelled. The run's end, the fakes' calls and its memo.
+ */
+async function cancelDuring(shape: string, step: 'submit' | 'watch') {
+  const request = taskRequest();
+  let entered: () => void = () => undefined;
+  const inStep = new Promise<void>((resolve) => (entered = resolve));
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const { activities, calls } = fakeActivities({
+    async submitVideo(input) {
+      if (step === 'submit') {
+        entered();
+        await held;
+      }
+      return `job_${input.request.taskId}`;
+    },
+    async pollVideo(): Promise<PollResult> {
+      entered();
+      return { phase: 'running', progress: 20 };
+    },
+  });
+  const outcome = await withWorker(environment(), activities, async (taskQueue) => {
+    const handle = await environment().client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    try {
+      await inStep;
+      await handle.cancel();
+      const error: unknown = await handle.result().then(
+        () => null,
+        (err: unknown) => err,
+      );
+      const description = await handle.describe();
+      return { error, status: description.status.name, memo: description.memo?.state as TaskState, runId: handle.firstExecutionRunId };
+    } finally {
+      release();
+    }
+  });
+  await recordHistories(environment(), shape, request.taskId, outcome.runId);
+  return { ...outcome, calls, request };
+}
+
+test('a task cancelled while its job runs is refunded once, its job cancelled, its file removed, and ends as cancelled', async () => {
+  const { error, status, memo, calls, request } = await cancelDuring('watched-cancelled', 'watch');
+  expect(error).toBeInstanceOf(WorkflowFailedError);
+  expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+  expect(status).toBe('CANCELLED');
+  expect(calls.settled).toEqual([{ taskId: request.taskId, outcome: 'cancelled' }]);
+  // Refunded before the provider is told, and the file removed after both.
+  const order = calls.names.filter((n) => ['settleTask', 'cancelUpstreamJob', 'removeStoredVideo'].includes(n));
+  expect(order).toEqual(['settleTask', 'cancelUpstreamJob', 'removeStoredVideo']);
+  expect(memo).toMatchObject({ status: 'failed', error: { code: 'cancelled' }, upstream: { jobId: `job_${request.taskId}` } });
+}, 60_000);
+
+test('a task cancelled during its submit is refunded once and ends as cancelled, with no job to cancel', async () => {
+  const { error, status, memo, calls, request } = await cancelDuring('watched-cancelled-submit', 'submit');
+  expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+  expect(status).toBe('CANCELLED');
+  expect(calls.settled).toEqual([{ taskId: request.taskId, outcome: 'cancelled' }]);
+  expect(calls.names).not.toContain('cancelUpstreamJob');
+  expect(calls.names).not.toContain('watchVideoJob');
+  expect(memo).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
+  expect(memo.upstream).toBeUndefined();
+}, 60_000);
+
+test('a task cancelled before its workflow claimed the charge is refunded once and does no work', async () => {
+  const request = taskRequest();
+  const { activities, calls } = fakeActivities();
+  const taskQueue = `wf-unclaimed-${request.taskId.replace(/[^a-z0-9]/gi, '')}`;
+  // Started and cancelled with no worker on the queue: the first workflow task sees both at once.
+  const handle = await environment().client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+  await handle.cancel();
+  const worker = await Worker.create({
+    connection: environment().nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: workflowBundlePath() },
+    activities,
+  });
+  const error = await worker.runUntil(
+    handle.result().then(
+      () => null,
+      (err: unknown) => err,
+    ),
+  );
+  expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+  expect((await handle.describe()).status.name).toBe('CANCELLED');
+  expect(calls.settled).toEqual([{ taskId: request.taskId, outcome: 'cancelled' }]);
+  expect(calls.names).not.toContain('claimCharge');
+  expect(calls.names).not.toContain('submitVideo');
+  await recordHistories(environment(), 'watched-cancelled-unclaimed', request.taskId, handle.firstExecutionRunId);
+}, 60_000);
+
+test('a cancelled run goes on to its end when the provider cannot be told', async () => {
+  const { activities, calls } = fakeActivities({
+    async pollVideo(): Promise<PollResult> {
+      return { phase: 'running', progress: 20 };
+    },
+    async cancelUpstreamJob() {
+      throw ApplicationFailure.retryable('the provider is down', 'UpstreamUnavailable');
+    },
+  });
+  const request = taskRequest();
+  const status = await withWorker(environment(), activities, async (taskQueue) => {
+    const handle = await environment().client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    await waitFor('the job to be watched', async () => calls.names.includes('pollVideo'), 10_000, 20);
+    await handle.cancel();
+    await handle.result().catch(() => undefined);
+    return (await handle.describe()).status.name;
+  });
+  expect(status).toBe('CANCELLED');
+  // Its few tries, then on: refunded first all the same.
+  expect(calls.names.filter((n) => n === 'cancelUpstreamJob')).toHaveLength(3);
+  expect(calls.settled).toEqual([{ taskId: request.taskId, outcome: 'cancelled' }]);
+  expect(calls.names).toContain('removeStoredVideo');
 }, 60_000);

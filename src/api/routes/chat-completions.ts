@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { findVideoModel } from '../../catalog/models';
 import { newTaskId } from '../../catalog/task-id';
 import { watchTask } from '../../tasks/watch';
-import type { TaskState } from '../../tasks/task';
+import { isTerminal, type TaskState } from '../../tasks/task';
 import { castFromPrompt } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import { callerKey, type GatewayState } from '../context';
@@ -128,6 +128,9 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
       return lines;
     };
 
+    // The watch ended with the task neither finished nor the client gone: the task was deleted (DELETE /v1/videos/{id}).
+    const vanished = (final: TaskState | null) => !abort.signal.aborted && (final === null || !isTerminal(final.status));
+
     if (body.stream !== true) {
       let previous: TaskState | null = null;
       const lines = [chatLines.taskId(started.id)];
@@ -139,6 +142,7 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
         },
         { everyMs: deps.config.env.STREAM_POLL_MS, signal: abort.signal },
       );
+      if (vanished(final)) lines.push(chatLines.deleted());
       ctx.body = chatCompletion(chunk, lines.join(''), final ? finishReasonOf(final) : 'stop');
       return;
     }
@@ -164,7 +168,8 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
           },
           { everyMs: deps.config.env.STREAM_POLL_MS, signal: abort.signal },
         );
-        if (final && !abort.signal.aborted) send(chatChunk(chunk, {}, finishReasonOf(final)));
+        if (vanished(final)) send(chatChunk(chunk, { content: chatLines.deleted() }));
+        if (!abort.signal.aborted) send(chatChunk(chunk, {}, final ? finishReasonOf(final) : 'stop'));
       } catch (err) {
         // A read failed mid-stream (Temporal unreachable): say so in the stream, then end it.
         ctx.state.log.warn({ err: (err as Error).message, taskId: started.id }, 'stream ended early');

@@ -8,7 +8,7 @@ import { IMAGE_EXTENSIONS, sniffImage, type ImageMime } from '../../net/media';
 import { storageKeys } from '../../files/blob-store';
 import type { CharacterSource, CharacterState, ImageRef } from '../../tasks/task';
 import { callerKey, type GatewayState } from '../context';
-import { ConflictError, GatewayError, InvalidRequestError } from '../errors';
+import { ConflictError, GatewayError, InvalidRequestError, NotFoundError } from '../errors';
 import { castFromPrompt, mergeCast } from '../character-mentions';
 import { channelCheck } from '../channel-check';
 import { jsonBody } from '../middleware/json-body';
@@ -18,12 +18,14 @@ import { parseVideosCreate, type VideosCreateFields } from '../schemas/video-obj
 import { videosRemixBody } from '../schemas/video-object-remix';
 import { videoContentQuery, videoListQuery } from '../schemas/video-list-query';
 import { TaskList, UnknownCursor } from '../../tasks/task-list';
+import { TaskDeletion } from '../../tasks/task-deletion';
+import { DeletedTasks } from '../../tasks/deleted-tasks';
 import { serveBlob } from './files';
 import { parseOrThrow } from '../schemas/zod-error';
 import { buildTaskRequest, CHARACTER_CREATE_LEASE_SECONDS, CREATE_LEASE_SECONDS, createTaskOnce, startTask } from '../task-request';
 import { finishedVideoOf, ownTask } from '../task-lookup';
 import { videoUrlOf } from '../views/video-task';
-import { videoContentView, videoListItemView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/video-object';
+import { videoContentView, videoDeletedView, videoListItemView, videoObjectCreateView, videoRemixView, videoStatusView } from '../views/video-object';
 import type { VideoRouteDeps } from './video-tasks';
 import { idempotentCreate } from '../idempotency';
 import type { CreateIds } from '../../store/idempotency';
@@ -40,12 +42,13 @@ function wantsBytes(ctx: Context, variantGiven: boolean): boolean {
   return preferred !== false;
 }
 
-/** The /v1/videos family: create (multipart), list, retrieve, content and remix (spec 4.3-4.7). */
+/** The /v1/videos family: create (multipart), list, retrieve, delete, content and remix (spec 4.3-4.7). */
 export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const env = deps.config.env;
   const requireChannel = channelCheck(deps.channels);
   const taskList = new TaskList(deps.db, deps.tasks);
+  const deletion = new TaskDeletion(deps.tasks, new DeletedTasks(deps.db), deps.billing, deps.blobs);
 
   router.post('/v1/videos', ...multipartBody(env.FETCH_MAX_BYTES), async (ctx) => {
     const form = readForm(ctx.request.body, ctx.request.files as Record<string, unknown> | undefined);
@@ -108,6 +111,15 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
 
   router.get('/v1/videos/:id', async (ctx) => {
     ctx.body = videoStatusView(await ownTask(deps.tasks, ctx.params.id, callerKey(ctx.state).id), deps.signer);
+  });
+
+  // Any family's task (they share ids): a running one is cancelled and refunded, a finished one's file removed (tasks/task-deletion.ts).
+  router.delete('/v1/videos/:id', async (ctx) => {
+    const task = await ownTask(deps.tasks, ctx.params.id, callerKey(ctx.state).id);
+    const { outcome } = await deletion.delete(task, ctx.state.log);
+    // Another delete of the same task got there first: it is gone, as a second delete finds it.
+    if (outcome === 'already-deleted') throw new NotFoundError('No task found with that id.', 'id');
+    ctx.body = videoDeletedView(task);
   });
 
   router.post('/v1/videos/:id/remix', jsonBody(64 * 1024), async (ctx) => {

@@ -10,6 +10,8 @@ export const chatLines = {
   progress: (n: number) => `progress: ${n}%\n`,
   videoUrl: (url: string) => `video_url: ${url}\n`,
   failed: (state: TaskState) => `failed: ${state.error?.message ?? 'the video could not be generated'}\n`,
+  /** The task was deleted while the answer followed it. */
+  deleted: () => 'failed: the task was deleted\n',
 };
 
 export function finishReasonOf(state: TaskState): 'stop' | 'content_filter' {

@@ -100,3 +100,8 @@ export function videoListItemView(state: TaskState, signer: UrlSigner): VideoLis
     error: failureOf(state),
   };
 }
+
+/** DELETE /v1/videos/{id}: the OpenAI SDK's VideoDeleteResponse. */
+export function videoDeletedView(state: TaskState): { id: string; object: 'video.deleted'; deleted: true } {
+  return { id: state.id, object: 'video.deleted', deleted: true };
+}

@@ -2,7 +2,7 @@ import type { VideoChannel } from '../../config/channels';
 import type { UpstreamTimeouts } from '../provider';
 import { readJson, upstreamFetch, UpstreamError } from '../http';
 import type { DownloadRef, PollResult, SubmitInput, VideoUpstream } from '../video-upstream';
-import { fromOpenAiVideo, openAiCharacter, openAiVideo, toVideoForm } from './mapping';
+import { fromOpenAiVideo, openAiCharacter, openAiVideo, openAiVideoDeleted, toVideoForm } from './mapping';
 
 export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTimeouts): VideoUpstream {
   const timeoutMs = timeouts.requestMs;
@@ -28,6 +28,18 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
 
     async download(ref: DownloadRef) {
       return upstreamFetch('videos content', ref.url, { headers: auth }, timeoutMs);
+    },
+
+    async cancel(jobId: string) {
+      // OpenAI deletes only a finished video (a running one is a 400, which the caller takes as a
+      // refusal); providers compatible with it may cancel a running job through the same call.
+      const res = await upstreamFetch(
+        'videos delete',
+        `${channel.baseUrl}/v1/videos/${encodeURIComponent(jobId)}`,
+        { method: 'DELETE', headers: auth },
+        timeoutMs,
+      );
+      return (await readJson('videos delete', res, openAiVideoDeleted)).deleted;
     },
 
     async remix(input) {

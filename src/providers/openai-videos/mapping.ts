@@ -51,3 +51,6 @@ export function fromOpenAiVideo(video: z.output<typeof openAiVideo>, contentUrl:
 }
 
 export const openAiCharacter = z.object({ id: z.string().min(1), name: z.string().nullish() });
+
+/** DELETE /v1/videos/{id}'s answer. */
+export const openAiVideoDeleted = z.object({ id: z.string(), deleted: z.boolean() });
