@@ -4,7 +4,7 @@ import type { JsonSchema } from './types';
 import { anthropicError, openAiError } from './response-schemas/errors';
 import { healthReport, liveness, readiness } from './response-schemas/health';
 import { videoTask, videoTaskCreated } from './response-schemas/video-tasks';
-import { videoContent, videoList, videoObjectCreated, videoObjectStatus, videoRemix } from './response-schemas/video-objects';
+import { videoContent, videoDeleted, videoList, videoObjectCreated, videoObjectStatus, videoRemix } from './response-schemas/video-objects';
 import { character } from './response-schemas/characters';
 import { anthropicMessage, chatCompletionChunk, chatCompletionObject, tokenCount } from './response-schemas/text';
 import { model, modelList } from './response-schemas/models';
@@ -23,6 +23,7 @@ const SCHEMAS = {
   VideoCreated: videoObjectCreated,
   Video: videoObjectStatus,
   VideoRemix: videoRemix,
+  VideoDeleted: videoDeleted,
   VideoContent: videoContent,
   VideoList: videoList,
   Character: character,

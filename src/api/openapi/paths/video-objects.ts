@@ -92,6 +92,23 @@ export function videoObjectRoutes(): RouteDoc[] {
       },
     },
     {
+      method: 'delete',
+      path: '/v1/videos/{id}',
+      operation: {
+        operationId: 'deleteVideo',
+        summary: "Delete a video (what the OpenAI SDK's videos.delete() sends)",
+        description:
+          'A running task is cancelled: its charge refunded once, its provider job cancelled where the provider allows, its workflow ended as cancelled. A finished task loses its stored files (its charge stands). Afterwards every read of the id, in every family, is 404.',
+        tags: ['Videos'],
+        security: KEY_BEARER,
+        parameters: [videoId],
+        responses: {
+          '200': keyedJson('The deleted object.', 'VideoDeleted'),
+          ...errors({ ...READ_ERRORS, 404: 'No task of this key with that id, or it was already deleted.' }),
+        },
+      },
+    },
+    {
       method: 'get',
       path: '/v1/videos/{id}/content',
       operation: {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { VideoContentView, VideoListItemView, VideoObjectCreateView, VideoStatusView, videoRemixView } from '../../views/video-object';
+import type { VideoContentView, videoDeletedView, VideoListItemView, VideoObjectCreateView, VideoStatusView, videoRemixView } from '../../views/video-object';
 import { describes } from '../describes';
 import { progress, signedUrl, taskFailure, taskStatus, unixSeconds } from './common';
 
@@ -87,3 +87,12 @@ export const videoList = z.object({
   last_id: z.string().nullable().meta({ description: 'The cursor (`after`) of the next page.' }),
   has_more: z.boolean(),
 });
+
+/** DELETE /v1/videos/{id}: the OpenAI SDK's VideoDeleteResponse. */
+export const videoDeleted = describes<ReturnType<typeof videoDeletedView>>()(
+  z.object({
+    id: z.string(),
+    object: z.literal('video.deleted'),
+    deleted: z.literal(true),
+  }),
+);
