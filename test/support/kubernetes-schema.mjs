@@ -62,10 +62,10 @@ async function problemsOf(document) {
   const visits = [];
   const valid = validate(watched(document, '', visits));
   const errors = valid ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.keyword} ${JSON.stringify(e.params)}`);
-  const unknown = visits
-    .filter((v) => !v.enumerated)
-    .flatMap((v) => v.keys.filter((k) => !v.read.has(k)).map((k) => `${v.path}/${k}: unknown field (not in the schema)`));
-  return [...errors, ...unknown];
+  const unknown = visits.filter((v) => !v.enumerated).flatMap((v) => v.keys.filter((k) => !v.read.has(k)).map((k) => `${v.path}/${k}`));
+  // The fields inside an unknown field were never read either: name the outermost one only.
+  const outermost = unknown.filter((p) => !unknown.some((q) => p.startsWith(`${q}/`)));
+  return [...errors, ...outermost.map((p) => `${p}: unknown field (not in the schema)`)];
 }
 
 let input = '';
