@@ -1,9 +1,13 @@
 # syntax=docker/dockerfile:1
-# One image for both gateway processes (docker-compose.yml): the default CMD runs the API,
-# the worker service overrides it with `node dist/src/worker.js`.
+# One image for both gateway processes (docker-compose.yml, deploy/kubernetes/): the default CMD
+# runs the API, the worker overrides it with `node dist/src/worker.js`.
+#
+# Base image: Node 24 LTS, pinned by major (the tag follows its patch releases; security fixes
+# arrive on a rebuild with --pull). Both stages use the same tag. How to move to another major,
+# and what was checked on this one: docs/deployment.md, "The Node.js runtime".
 
 # --- build: full dependencies, compile, bundle the workflows, then drop dev dependencies ---
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # `npm ci` rejects a lock written against a registry that lacks other platforms' optional
@@ -15,7 +19,7 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.product.json \
  && npm prune --omit=dev --no-audit --no-fund
 
 # --- runtime: production dependencies and compiled output only, run as the unprivileged `node` user ---
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # MALLOC_ARENA_MAX: glibc gives each thread of the Temporal core (Rust) an arena of its own;
 # two keep the worker ~17 MiB smaller idle at no measured CPU cost (docs/benchmarks.md).
 ENV NODE_ENV=production \
@@ -30,8 +34,12 @@ COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/src ./src
-RUN mkdir -p /var/lib/gateway/storage && chown -R node:node /var/lib/gateway
-USER node
+# The base image's `node` user is 1000:1000; USER names it by number so that Kubernetes'
+# runAsNonRoot can verify it (a name cannot be checked); the `test` below fails the build if
+# the base image ever gives `node` another id (deploy/kubernetes sets runAsUser 1000).
+RUN test "$(id -u node):$(id -g node)" = "1000:1000" \
+ && mkdir -p /var/lib/gateway/storage && chown -R 1000:1000 /var/lib/gateway
+USER 1000:1000
 EXPOSE 8080
 # The default command is the API: ready when its store answers (/readyz, docs/operations.md).
 # An image run as the worker (no HTTP surface) turns it off (docker-compose.yml).

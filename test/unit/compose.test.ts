@@ -14,6 +14,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { ENV_KEYS, loadConfig } from '../../src/config/env';
 import { dockerignoreMatches, parseDockerfile, type Stage } from '../support/dockerfile';
+import { nodeImageProblems } from '../support/node-lts';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -160,6 +161,7 @@ interface Deployment {
   tsconfigBuild: { extends?: string; compilerOptions?: { outDir?: string; rootDir?: string }; include?: string[] };
   tsconfigBase: { compilerOptions?: { outDir?: string; rootDir?: string } };
   sourceExists: (relPath: string) => boolean;
+  today: Date; // whether the image's Node line is still supported depends on the date
 }
 
 type Rule = (d: Deployment) => string[];
@@ -317,7 +319,10 @@ const imageProvidesCommands: Rule = (d) => {
   const stages = parseDockerfile(d.dockerfile);
   const final = stages.at(-1);
   if (!final) return ['the Dockerfile has no FROM'];
-  if (!/^node:20-bookworm-slim$/.test(final.from)) problems.push(`runtime base is ${final.from}, not node:20-bookworm-slim`);
+  problems.push(...nodeImageProblems(final.from, d.today));
+  for (const stage of stages.slice(0, -1)) {
+    if (stage.from !== final.from) problems.push(`stage ${stage.name ?? stage.from} builds on ${stage.from}, the runtime on ${final.from}`);
+  }
   const user = lastOf(final, 'USER');
   if (!user || /^(root|0)(:|$)/.test(user)) problems.push('the runtime stage runs as root');
   if (!/\/readyz/.test(lastOf(final, 'HEALTHCHECK') ?? '')) problems.push("the image has no HEALTHCHECK on the API's /readyz");
@@ -403,6 +408,7 @@ const dockerignoreKeepsInputs: Rule = ({ dockerignore }) => {
     '.tools/temporal/bin/temporal',
     '.git/HEAD',
     '.env',
+    'deploy/kubernetes/kustomization.yaml',
   ]) {
     if (!dockerignoreMatches(patterns, file)) problems.push(`.dockerignore lets ${file} into the build context`);
   }
@@ -435,6 +441,7 @@ function loadDeployment(): Deployment {
     tsconfigBuild: JSON.parse(read('tsconfig.product.json')),
     tsconfigBase: JSON.parse(read('tsconfig.json')),
     sourceExists: (rel) => fs.existsSync(path.join(ROOT, rel)),
+    today: new Date(),
   };
 }
 
@@ -510,6 +517,11 @@ describe('docker-compose.yml matches what the gateway reads', () => {
     ['imageProvidesCommands', 'no healthcheck', (d) => (d.dockerfile = d.dockerfile.replace(/^HEALTHCHECK[^\n]*\n[^\n]*\n/m, ''))],
     ['imageProvidesCommands', 'worker probed over HTTP', (d) => delete svc(d, 'gateway-worker').healthcheck],
     ['imageProvidesCommands', 'runs as root', (d) => (d.dockerfile = d.dockerfile.replace(/^USER .*$/m, 'USER root'))],
+    ['imageProvidesCommands', 'an end-of-life Node', (d) => (d.dockerfile = d.dockerfile.replace(/^FROM node:\d+-/gm, 'FROM node:20-'))],
+    ['imageProvidesCommands', 'the pinned line reaches its end of life', (d) => (d.today = new Date('2100-01-01'))],
+    ['imageProvidesCommands', 'an odd (never LTS) major', (d) => (d.dockerfile = d.dockerfile.replace(/^FROM node:\d+-/gm, 'FROM node:25-'))],
+    ['imageProvidesCommands', 'a tag that floats across majors', (d) => (d.dockerfile = d.dockerfile.replace(/^FROM node:\d+-/gm, 'FROM node:lts-'))],
+    ['imageProvidesCommands', 'build and runtime on different majors', (d) => (d.dockerfile = d.dockerfile.replace(/^FROM node:\d+-/m, 'FROM node:22-'))],
     ['imageProvidesCommands', 'CMD changed', (d) => (d.dockerfile = d.dockerfile.replace(/^CMD .*$/m, 'CMD ["node", "dist/api.js"]'))],
     ['dockerignoreKeepsInputs', 'sources ignored', (d) => (d.dockerignore += '\nsrc\n')],
     ['dockerignoreKeepsInputs', 'node_modules let in', (d) => (d.dockerignore = d.dockerignore.replace(/^node_modules$/m, ''))],
@@ -520,7 +532,9 @@ describe('docker-compose.yml matches what the gateway reads', () => {
 
   test('the Dockerfile installs from the lock file and builds the image docs/deployment.md describes', () => {
     const stages = parseDockerfile(deployment.dockerfile);
-    expect(stages.map((s) => s.from)).toEqual(['node:20-bookworm-slim', 'node:20-bookworm-slim']);
+    expect(stages).toHaveLength(2);
+    expect(new Set(stages.map((s) => s.from)).size).toBe(1);
+    expect(nodeImageProblems(stages[0]!.from, new Date())).toEqual([]);
     expect(execForm(lastOf(stages.at(-1), 'CMD'))).toEqual(commandOf(deployment.compose.services['gateway-api']));
   });
 });
