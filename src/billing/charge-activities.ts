@@ -14,6 +14,8 @@ export interface SettleInput {
   outcome: 'completed' | 'failed';
   /** Why the task failed, kept as the refund's reason. */
   reason?: string;
+  /** The failure's code (TaskError.code), for the metrics; absent in histories recorded before it was sent. */
+  code?: string;
 }
 
 /** The task may not run (or complete): its charge is not live. Not retried: the task fails. */
@@ -39,7 +41,7 @@ export function createBillingActivities(billing: BillingStore) {
         return found === 'moved' ? 'completed' : 'already-settled';
       }
       const reason = `task failed: ${input.reason ?? 'no reason recorded'}`.slice(0, 500);
-      return (await billing.refundTask(input.taskId, reason)) === 'moved' ? 'refunded' : 'already-settled';
+      return (await billing.refundTask(input.taskId, reason, 'refund', input.code ?? 'failed')) === 'moved' ? 'refunded' : 'already-settled';
     },
   };
 }
