@@ -17,6 +17,7 @@ import { loadConfig } from './config/env';
 import { temporalCliPath } from './config/paths';
 import { createLogger } from './log';
 import { startApiServer } from './api/server';
+import { startMetricsServer } from './metrics/metrics-server';
 import { openStore } from './store/open';
 import { superviseDevServer } from './temporal/dev-server-supervisor';
 import { ensureRetention } from './temporal/namespace-retention';
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const env = config.env;
   const logger = createLogger(env.LOG_LEVEL);
-  installTemporalRuntime(logger, false);
+  installTemporalRuntime(logger, false, env.TEMPORAL_METRICS_ADDRESS);
   const stops: Stop[] = [];
   let stopping = false;
   const stopAll = async (code: number) => {
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
         dataDir: config.dataDir,
         port: env.TEMPORAL_DEV_PORT,
         uiPort: env.TEMPORAL_UI_PORT,
+        metricsPort: env.TEMPORAL_DEV_METRICS_PORT,
         namespace: env.TEMPORAL_NAMESPACE,
         logger,
         policy,
@@ -110,6 +112,11 @@ async function main(): Promise<void> {
 
     const db = await openStore(config);
     stops.push(() => db.close());
+
+    if (env.METRICS_ADDRESS) {
+      const metricsServer = await startMetricsServer(env.METRICS_ADDRESS, logger);
+      stops.push(metricsServer.close);
+    }
 
     const clientConnection = await Connection.connect({ address: config.temporalAddress });
     stops.push(() => clientConnection.close());

@@ -14,6 +14,7 @@ import { loadVideoChannels } from './config/channels';
 import { loadConfig, type Config } from './config/env';
 import { workflowBundlePath } from './config/paths';
 import { createLogger } from './log';
+import { startMetricsServer } from './metrics/metrics-server';
 import { UserUrlFetcher } from './net/user-url-fetcher';
 import { sweepStaleFetches } from './net/url-guard';
 import { BlobStore } from './files/blob-store';
@@ -127,9 +128,10 @@ async function main(): Promise<void> {
     // the API's balances only through PostgreSQL.
     throw new Error('A standalone worker settles task charges in the shared store: set DATABASE_URL (the embedded store serves `npm start` only).');
   }
-  installTemporalRuntime(logger, true);
+  installTemporalRuntime(logger, true, config.env.TEMPORAL_METRICS_ADDRESS);
   const lostAfterMs = config.env.TEMPORAL_LOST_EXIT_SECONDS * 1000;
   const db = await openStore(config);
+  const metricsServer = config.env.METRICS_ADDRESS ? await startMetricsServer(config.env.METRICS_ADDRESS, logger) : undefined;
   const connection = await connectNative(config.temporalAddress, config.env.TEMPORAL_NAMESPACE, logger, lostAfterMs);
   const client = await Connection.connect({ address: config.temporalAddress });
   await ensureSearchAttributes(client, config.env.TEMPORAL_NAMESPACE, logger);
@@ -164,6 +166,7 @@ async function main(): Promise<void> {
   }
   if (lost) throw lost;
   await connection.close();
+  await metricsServer?.close();
   await db.close();
   logger.info('worker stopped');
 }

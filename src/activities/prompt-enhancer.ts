@@ -41,6 +41,7 @@ export function chatModelEnhancer(baseUrl: string, apiKey: string, model: string
           }),
         },
         timeoutMs,
+        'prompt-enhancer',
       );
       const text = (await readJson('prompt enhancer', res, chatResponse)).choices[0]?.message.content?.trim();
       return text || prompt;

@@ -17,6 +17,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { metrics, secondsSince } from '../metrics/metrics';
 import { UpstreamError } from '../providers/http';
 import type { DownloadRef, PollResult } from '../providers/video-upstream';
 import { parseJobProgress } from '../tasks/job-progress';
@@ -85,7 +86,11 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
     if (result.phase === 'failed') return { ...result, last: at };
     if (result.phase === 'succeeded') {
       try {
-        return { phase: 'stored', video: await steps.store(result.download, beatIfStale), last: at };
+        const doneAt = process.hrtime.bigint();
+        const video = await steps.store(result.download, beatIfStale);
+        // Upstream done (as this poll saw it) to the file stored and, as a rule, the charge settled.
+        metrics.completionLag.observe(secondsSince(doneAt));
+        return { phase: 'stored', video, last: at };
       } catch (err) {
         if (err instanceof CancelledFailure || (err instanceof ApplicationFailure && err.nonRetryable)) throw err;
         if (++storeFailures >= STORE_ATTEMPTS) {

@@ -28,6 +28,7 @@ import { anthropicErrorBody } from './middleware/anthropic-errors';
 import { bearerAuth } from './middleware/auth';
 import { authFailureGate } from './middleware/auth-failures';
 import { openAiErrors } from './middleware/errors';
+import { httpMetrics } from './middleware/http-metrics';
 import { requestContext } from './middleware/request-context';
 import { requestTarget } from './middleware/request-target';
 import { adminRoutes } from './routes/admin';
@@ -38,6 +39,7 @@ import { videosRoutes } from './routes/video-objects';
 import { chatCompletionsRoutes } from './routes/chat-completions';
 import { characterRoutes } from './routes/characters';
 import { messagesRoutes } from './routes/messages';
+import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { serveOpenApi } from './openapi/serve';
 
@@ -80,6 +82,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   app.silent = true;
   const env = deps.config.env;
   app.use(requestContext(deps.logger));
+  app.use(httpMetrics());
   // An error no route family answered: in Anthropic's shape on /v1/messages, OpenAI's elsewhere.
   app.use(openAiErrors(env.MAX_JSON_BODY_BYTES, { paths: ANTHROPIC_SHAPED, body: (err, ctx) => anthropicErrorBody(err, ctx.state.requestId) }));
   app.use(requestTarget());
@@ -117,6 +120,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   // The OpenAPI document of this API (openapi/), like the probes without a key.
   open.get('/openapi.json', serveOpenApi(deps.config.publicBaseUrl));
   app.use(open.routes());
+  app.use(metricsRoutes([deps.adminToken, ...(env.METRICS_TOKEN ? [env.METRICS_TOKEN] : [])]).routes());
   app.use(fileRoutes(deps.blobs, deps.signer).routes());
 
   const admin = new Router<GatewayState>();

@@ -14,6 +14,8 @@ export interface GatewayState {
   rawBody?: Buffer;
   /** The per-address limit of failed key authentications (authFailureGate), for the key middleware. */
   authFailures?: AuthFailureGate;
+  /** The code of the error the request was answered with (respondWithError), for the metrics. */
+  errorCode?: string;
 }
 
 /**

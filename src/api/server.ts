@@ -19,6 +19,8 @@ import { StartConfirmations } from '../tasks/start-confirmations';
 import { PaidTasks } from '../tasks/paid-tasks';
 import { loadConfig, type Config } from '../config/env';
 import { createLogger } from '../log';
+import { setMetricSources } from '../metrics/metrics';
+import { startMetricsServer } from '../metrics/metrics-server';
 import { BlobStore } from '../files/blob-store';
 import { persistentSecret } from '../config/secrets';
 import { UrlSigner } from '../files/signed-url';
@@ -88,6 +90,9 @@ export async function startApiServer(opts: {
     { intervalSeconds: env.BILLING_RECONCILE_SECONDS, minAgeSeconds: Math.ceil((2 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 10 },
     logger,
   );
+  const channelHealth = new ChannelHealth(env.CHANNEL_FAILURE_THRESHOLD, env.CHANNEL_COOLDOWN_SECONDS * 1000);
+  const textChannels = channels.filter(isTextChannel);
+  setMetricSources({ store: () => billing.inFlightFigures(), restingChannels: () => channelHealth.resting(textChannels) });
   const app = createApp({
     db,
     billing,
@@ -109,8 +114,8 @@ export async function startApiServer(opts: {
     config,
     characters,
     channels: channels.filter(isVideoChannel),
-    textChannels: channels.filter(isTextChannel),
-    channelHealth: new ChannelHealth(env.CHANNEL_FAILURE_THRESHOLD, env.CHANNEL_COOLDOWN_SECONDS * 1000),
+    textChannels,
+    channelHealth,
     usage,
     textLimits: {
       timeoutMs: env.TEXT_TIMEOUT_MS,
@@ -207,6 +212,7 @@ async function main(): Promise<void> {
   ensureSearchAttributes(connection, config.env.TEMPORAL_NAMESPACE, logger).catch((err) =>
     logger.warn({ err: (err as Error).message }, 'could not check search attributes (will work once Temporal is reachable)'),
   );
+  const metricsServer = config.env.METRICS_ADDRESS ? await startMetricsServer(config.env.METRICS_ADDRESS, logger) : undefined;
   const api = await startApiServer({ config, logger, db, connection });
   if (api.adminToken.created) logger.warn({ file: `${config.dataDir}/admin-token` }, 'generated an admin token (set ADMIN_TOKEN to choose one)');
   let stopping = false;
@@ -214,6 +220,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     await api.close();
+    await metricsServer?.close();
     await connection.close();
     await db.close();
     process.exit(0);

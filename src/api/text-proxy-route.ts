@@ -11,6 +11,7 @@ import type { UsageRecorder } from '../billing/usage';
 import { callerKey, type GatewayState } from './context';
 import { InsufficientQuotaError, RateLimitedError } from './errors';
 import type { PerKeySlots } from '../limits/per-key-slots';
+import { metrics } from '../metrics/metrics';
 
 export interface TextRouteDeps {
   textChannels: readonly TextChannel[];
@@ -79,8 +80,12 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     });
   } catch (err) {
     releaseStream?.();
+    metrics.holds.inc({
+      outcome: err instanceof InsufficientBalance ? 'refused_balance' : err instanceof TooManyTextRequests ? 'refused_in_flight' : 'failed',
+    });
     throw holdRefusal(err, ceiling);
   }
+  metrics.holds.inc({ outcome: 'placed' });
 
   let settled: Promise<void> | null = null;
   const settle = (channel: TextChannel | null, report: UsageReport | null): Promise<void> => {
@@ -138,8 +143,11 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     if (!settled && !(reply.body instanceof Readable)) void settle(null, null);
     ctx.status = reply.status;
     ctx.set(reply.headers);
+    const elapsedNs = process.hrtime.bigint() - ctx.state.receivedAt;
     // OpenAI's own header: how long the answer took to begin (the whole answer, when not streamed).
-    if (call.endpoint === 'chat') ctx.set('openai-processing-ms', String(Math.round(Number(process.hrtime.bigint() - ctx.state.receivedAt) / 1e6)));
+    if (call.endpoint === 'chat') ctx.set('openai-processing-ms', String(Math.round(Number(elapsedNs) / 1e6)));
+    metrics.textAdded.observe({ endpoint: call.endpoint, stream: String(call.stream) }, Number(elapsedNs - reply.upstreamNs) / 1e9);
+    if (reply.body instanceof Readable) metrics.streamFirstByte.observe({ endpoint: call.endpoint }, Number(elapsedNs) / 1e9);
     ctx.body = reply.body;
   } catch (err) {
     if (!settled) void settle(null, null);

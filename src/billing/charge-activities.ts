@@ -15,6 +15,8 @@ export interface SettleInput {
   outcome: 'completed' | 'failed' | 'cancelled';
   /** Why the task failed, kept as the refund's reason. */
   reason?: string;
+  /** The failure's code (TaskError.code), for the metrics; absent in histories recorded before it was sent. */
+  code?: string;
 }
 
 /** The refund's reason in the ledger. */
@@ -46,7 +48,8 @@ export function createBillingActivities(billing: BillingStore) {
         return found === 'moved' ? 'completed' : 'already-settled';
       }
       // Once, whoever else refunds it (the reconciler sweeps cancelled runs too): the edge is one conditional update.
-      return (await billing.refundTask(input.taskId, refundReason(input))) === 'moved' ? 'refunded' : 'already-settled';
+      const code = input.outcome === 'cancelled' ? 'cancelled' : (input.code ?? 'failed');
+      return (await billing.refundTask(input.taskId, refundReason(input), 'refund', code)) === 'moved' ? 'refunded' : 'already-settled';
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Db, Sql } from '../store/db';
+import { metrics, type StoreFigures } from '../metrics/metrics';
 import { CHARGE_EDGES, LIVE_CHARGE_STATES, type ChargeEdge, type ChargeState, type EdgeOutcome } from './charge-lifecycle';
 
 /**
@@ -11,6 +12,13 @@ import { CHARGE_EDGES, LIVE_CHARGE_STATES, type ChargeEdge, type ChargeState, ty
  */
 export type LedgerKind = 'grant' | 'charge' | 'refund' | 'usage';
 export type BilledTaskKind = 'video' | 'character';
+
+/** What an edge moved: the task's kind, model and price. */
+interface MovedTask {
+  kind: BilledTaskKind;
+  model: string;
+  amount: string | number;
+}
 
 /**
  * One movement. The ledger is ledger_entries (grants, task charges and refunds) together with
@@ -188,7 +196,11 @@ export class BillingStore {
       switch (row.outcome) {
         // Accepted but not written: the task id was charged meanwhile (that charge stands).
         case 'charged':
-          return row.written ? 'charged' : 'already';
+          if (!row.written) return 'already';
+          metrics.tasksCreated.inc({ kind: c.kind, model: c.model });
+          metrics.charges.inc({ kind: c.kind });
+          metrics.chargedCredits.inc({ kind: c.kind }, c.amount);
+          return 'charged';
         case 'already':
           return 'already';
         case 'balance':
@@ -205,17 +217,20 @@ export class BillingStore {
    * (it may run on); 'refunded' or 'missing' refuses the task.
    */
   async claimTask(taskId: string): Promise<EdgeOutcome> {
-    return this.move(taskId, 'claim', `update billed_tasks set state = 'started' where task_id = $1 and state = any($2::text[]) returning task_id`, []);
+    return (await this.move(taskId, 'claim', `update billed_tasks set state = 'started' where task_id = $1 and state = any($2::text[]) returning task_id`, []))
+      .outcome;
   }
 
   /**
    * The refund edges: a live task's charge back to its key, once (the state change is the guard,
    * so an activity retried or the reconciler racing the workflow finds nothing to do). `refund`
    * takes a failed or stopped task's charge, `refundUnstarted` only a charge never claimed. A
-   * completed task is never refunded. 'moved' when this call refunded.
+   * completed task is never refunded. 'moved' when this call refunded. The reason is kept on the
+   * ledger entry; `code` (a bounded set: the task's error code, or why the gateway refunded)
+   * labels gateway_tasks_finished_total.
    */
-  async refundTask(taskId: string, reason: string, edge: 'refund' | 'refundUnstarted' = 'refund'): Promise<EdgeOutcome> {
-    return this.move(
+  async refundTask(taskId: string, reason: string, edge: 'refund' | 'refundUnstarted' = 'refund', code = 'unspecified'): Promise<EdgeOutcome> {
+    const { outcome, task } = await this.move(
       taskId,
       edge,
       `with task as (
@@ -230,24 +245,32 @@ export class BillingStore {
                                tasks_in_flight = k.tasks_in_flight - (case when task.kind = 'video' then 1 else 0 end)
          from entry, task where k.id = entry.key_id returning k.id
        )
-       select $1 as task_id from moved`,
+       select $1 as task_id, task.kind, task.model, task.amount from moved, task`,
       [reason],
     );
+    if (task) {
+      metrics.tasksFinished.inc({ kind: task.kind, model: task.model, outcome: 'failed', reason: code });
+      metrics.refunds.inc({ kind: task.kind });
+      metrics.refundedCredits.inc({ kind: task.kind }, num(task.amount));
+    }
+    return outcome;
   }
 
   /** The complete edge: the task's file is stored, its charge stands and its video slot is free. 'refunded' refuses the completion. */
   async completeTask(taskId: string): Promise<EdgeOutcome> {
-    return this.move(
+    const { outcome, task } = await this.move(
       taskId,
       'complete',
       `with task as (
-         update billed_tasks set state = 'completed', settled_at = now() where task_id = $1 and state = any($2::text[]) returning task_id, key_id, kind
+         update billed_tasks set state = 'completed', settled_at = now() where task_id = $1 and state = any($2::text[]) returning task_id, key_id, kind, model, amount
        ), freed as (
          update api_keys k set tasks_in_flight = k.tasks_in_flight - 1 from task where k.id = task.key_id and task.kind = 'video' returning k.id
        )
-       select task_id from task`,
+       select task_id, kind, model, amount from task`,
       [],
     );
+    if (task) metrics.tasksFinished.inc({ kind: task.kind, model: task.model, outcome: 'completed', reason: 'none' });
+    return outcome;
   }
 
   /** Where a task's charge stands, or 'missing' when it was never charged. */
@@ -256,10 +279,30 @@ export class BillingStore {
     return row?.state ?? 'missing';
   }
 
-  /** One edge: the statement moves the charge from the edge's states, or the state found is read. */
-  private async move(taskId: string, edge: ChargeEdge, sql: string, extra: readonly unknown[]): Promise<EdgeOutcome> {
-    const moved = await this.db.query<{ task_id: string }>(sql, [taskId, CHARGE_EDGES[edge].from, ...extra], `billing_edge_${edge}`);
-    return moved.length > 0 ? 'moved' : this.chargeState(taskId);
+  /**
+   * One edge: the statement moves the charge from the edge's states (and returns the task it
+   * moved, when it selects kind, model and amount), or the state found is read.
+   */
+  private async move(taskId: string, edge: ChargeEdge, sql: string, extra: readonly unknown[]): Promise<{ outcome: EdgeOutcome; task?: MovedTask }> {
+    const moved = await this.db.query<Partial<MovedTask>>(sql, [taskId, CHARGE_EDGES[edge].from, ...extra], `billing_edge_${edge}`);
+    const [row] = moved;
+    if (!row) return { outcome: await this.chargeState(taskId) };
+    return {
+      outcome: 'moved',
+      task: row.kind && row.model !== undefined && row.amount !== undefined ? { kind: row.kind, model: row.model, amount: row.amount } : undefined,
+    };
+  }
+
+  /**
+   * The whole gateway's tasks and text requests in flight and the credits held, for the
+   * metrics' gauges: one scan of the keys (their counters), read at scrape time only.
+   */
+  async inFlightFigures(): Promise<StoreFigures> {
+    const [row] = await this.db.query<{ tasks: string | number | null; texts: string | number | null; held: string | number | null }>(
+      'select sum(tasks_in_flight) as tasks, sum(text_in_flight) as texts, sum(held) as held from api_keys',
+      [],
+    );
+    return { tasksInFlight: num(row?.tasks ?? 0), textInFlight: num(row?.texts ?? 0), heldCredits: num(row?.held ?? 0) };
   }
 
   /**

@@ -61,7 +61,7 @@ export function startBillingReconciler(
     }
     let settled = 0;
     for (const taskId of ids) {
-      if ((await billing.refundTask(taskId, STOPPED_REASON)) === 'moved') {
+      if ((await billing.refundTask(taskId, STOPPED_REASON, 'refund', 'stopped')) === 'moved') {
         settled++;
         logger.info({ taskId }, 'billing reconciler refunded a stopped task');
       }
@@ -86,9 +86,9 @@ export function startBillingReconciler(
       // a charge never claimed is refunded for it, and a later start is then refused at its claim.
       const moved =
         outcome === 'missing'
-          ? await billing.refundTask(task.taskId, 'the task never started', 'refundUnstarted')
+          ? await billing.refundTask(task.taskId, 'the task never started', 'refundUnstarted', 'never_started')
           : outcome === 'failed'
-            ? await billing.refundTask(task.taskId, STOPPED_REASON)
+            ? await billing.refundTask(task.taskId, STOPPED_REASON, 'refund', 'stopped')
             : outcome === 'completed'
               ? await billing.completeTask(task.taskId)
               : null;

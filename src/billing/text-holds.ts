@@ -21,6 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { InsufficientBalance, num, UnknownKey } from './ledger';
+import { metrics } from '../metrics/metrics';
 import type { Db } from '../store/db';
 import { PerKeyBatches } from './per-key-batches';
 
@@ -199,7 +200,7 @@ export class TextHolds {
    * claim). Resolves with how many holds it settled.
    */
   async settleOrphans(silentSeconds: number): Promise<number> {
-    return this.db.transaction(async (tx) => {
+    const settled = await this.db.transaction(async (tx) => {
       const dead = (
         await tx.query<{ id: string }>(`select id from gateway_instances where id <> $1 and seen_at < now() - ($2::int * interval '1 second')`, [
           this.instanceId,
@@ -215,10 +216,10 @@ export class TextHolds {
         )
       ).map((r) => r.instance_id);
       const gone = [...dead, ...orphanedIds];
-      if (gone.length === 0) return 0;
+      if (gone.length === 0) return [];
       // Keys in id order, as every multi-key writer locks them, so two writers cannot deadlock.
       await tx.query(`select id from api_keys where id in (select key_id from text_holds where instance_id = any($1::text[])) order by id for update`, [gone]);
-      const settled = await tx.query<{ key_id: string }>(
+      const rows = await tx.query<{ key_id: string; amount: string | number }>(
         `with orphan as (
            delete from text_holds where instance_id = any($1::text[])
            returning id, key_id, request_id, model, endpoint, streamed, amount
@@ -234,18 +235,23 @@ export class TextHolds {
            update api_keys k set held = k.held - p.amount, balance = k.balance - p.amount, text_in_flight = k.text_in_flight - p.n
            from per_key p where k.id = p.key_id returning k.id
          )
-         select key_id from orphan`,
+         select key_id, amount from orphan`,
         [gone],
       );
       await tx.query('delete from gateway_instances where id = any($1::text[])', [gone]);
-      if (settled.length > 0) {
+      if (rows.length > 0) {
         this.logger.warn(
-          { holds: settled.length, processes: gone.length },
+          { holds: rows.length, processes: gone.length },
           'settled the text holds of gateway processes that stopped mid-answer, at their full amount',
         );
       }
-      return settled.length;
+      return rows;
     });
+    for (const s of settled) {
+      metrics.charges.inc({ kind: 'text' });
+      metrics.chargedCredits.inc({ kind: 'text' }, num(s.amount));
+    }
+    return settled.length;
   }
 
   /** Called on a graceful stop, after every answer settled: this process holds nothing more. */

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { textUsagePrice, type PriceTable } from './prices';
 import type { TextUsage } from '../providers/usage';
+import { metrics } from '../metrics/metrics';
 import type { Db, Sql } from '../store/db';
 
 /**
@@ -146,7 +147,7 @@ export class UsageRecorder {
     const keys = [...new Set(batch.map((p) => p.settlement.keyId))].sort();
     const col = <T>(f: (p: Pending, u: UsageRecord | null) => T): T[] => batch.map((p) => f(p, p.settlement.usage));
     const settle = (sql: Sql) =>
-      sql.query(
+      sql.query<{ id: string }>(
         `with input as (
            select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[],
                                 $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::boolean[])
@@ -164,9 +165,11 @@ export class UsageRecorder {
          ), per_key as (
            select r.key_id, sum(r.amount) as held, count(*) as n, coalesce(sum(i.price) filter (where i.billed), 0) as price
            from released r join input i on i.hold_id = r.id group by r.key_id
+         ), moved as (
+           update api_keys k set held = k.held - p.held, text_in_flight = k.text_in_flight - p.n, balance = k.balance - p.price
+           from per_key p where k.id = p.key_id returning k.id
          )
-         update api_keys k set held = k.held - p.held, text_in_flight = k.text_in_flight - p.n, balance = k.balance - p.price
-         from per_key p where k.id = p.key_id`,
+         select id from released`,
         [
           col((p) => p.settlement.holdId),
           col((p) => p.id),
@@ -189,14 +192,21 @@ export class UsageRecorder {
     // One statement is one transaction. The embedded store has one connection, so nothing can
     // interleave; on PostgreSQL the keys are locked first, in id order, as every multi-key writer
     // locks them, so two replicas' batches cannot deadlock.
-    if (this.db.kind === 'embedded') {
-      await settle(this.db);
-      return;
+    const released =
+      this.db.kind === 'embedded'
+        ? await settle(this.db)
+        : await this.db.transaction(async (tx) => {
+            await tx.query('select id from api_keys where id = any($1::text[]) order by id for update', [keys]);
+            return settle(tx);
+          });
+    // Counted once the commit is in, and only for the holds this write settled (a hold settled
+    // before, by an unacknowledged write or the orphan sweep, was counted then or by the sweep).
+    const settledNow = new Set(released.map((r) => r.id));
+    for (const p of batch) {
+      if (!p.settlement.usage || !settledNow.has(p.settlement.holdId)) continue;
+      metrics.charges.inc({ kind: 'text' });
+      metrics.chargedCredits.inc({ kind: 'text' }, p.price);
     }
-    await this.db.transaction(async (tx) => {
-      await tx.query('select id from api_keys where id = any($1::text[]) order by id for update', [keys]);
-      await settle(tx);
-    });
   }
 
   async totals(keyId: string): Promise<UsageTotals[]> {

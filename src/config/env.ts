@@ -13,6 +13,19 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** `host:port`, an IPv6 host in brackets; blank counts as unset. */
+const hostPort = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .pipe(
+    z
+      .string()
+      .regex(/^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port (for example 127.0.0.1:9464)')
+      .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'port must be at most 65535')
+      .optional(),
+  );
+
 export const envSchema = z.object({
   // HTTP edge
   PORT: int(0, 65535).default(8080),
@@ -65,6 +78,16 @@ export const envSchema = z.object({
   TEMPORAL_RPC_TIMEOUT_MS: int(100, 60_000).default(5000),
   /** How often a streamed video chat completion re-reads its task for progress. */
   STREAM_POLL_MS: int(50, 60_000).default(1000),
+
+  // Metrics (docs/operations.md, "Metrics")
+  /** A token that reads GET /metrics on the API port (and nothing else); unset = the admin token only. */
+  METRICS_TOKEN: optionalString,
+  /** `host:port` of a listener serving /metrics with no token (the way to read a standalone worker's); unset = none. */
+  METRICS_ADDRESS: hostPort.optional(),
+  /** `host:port` where the Temporal SDK (worker) serves its own Prometheus metrics; unset = off. */
+  TEMPORAL_METRICS_ADDRESS: hostPort.optional(),
+  /** The embedded dev server's /metrics port; 0 = a random free one (the dev server's default). */
+  TEMPORAL_DEV_METRICS_PORT: int(0, 65535).default(0),
 
   // Supervision (docs/operations.md, "Health and supervision")
   /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { metrics, upstreamStatusLabel } from '../metrics/metrics';
 import { retryAfterMs } from './retry-after';
 
 /**
@@ -40,15 +41,20 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
 }
 
-/** fetch with a deadline; any non-2xx becomes an UpstreamError carrying the provider's reason. */
-export async function upstreamFetch(what: string, url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+/**
+ * fetch with a deadline; any non-2xx becomes an UpstreamError carrying the provider's reason.
+ * Every attempt is counted on gateway_upstream_requests_total under `channel`.
+ */
+export async function upstreamFetch(what: string, url: string, init: RequestInit, timeoutMs: number, channel: string): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
+    metrics.upstreamRequests.inc({ channel, kind: 'video', status: upstreamStatusLabel(null) });
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     throw new UpstreamError(`${what}: connection failed (${cause})`, 'retryable');
   }
+  metrics.upstreamRequests.inc({ channel, kind: 'video', status: String(res.status) });
   if (res.ok || (res.status >= 300 && res.status < 400 && init.redirect === 'manual')) return res;
   const text = await res.text().catch(() => '');
   throw new UpstreamError(

@@ -1,4 +1,5 @@
 import type { TextChannel } from '../config/channels';
+import { metrics } from '../metrics/metrics';
 
 interface Health {
   consecutiveFailures: number;
@@ -70,7 +71,18 @@ export class ChannelHealth {
     h.consecutiveFailures++;
     h.failed++;
     h.lastError = reason;
-    if (h.consecutiveFailures >= this.threshold) h.restingUntil = this.now() + Math.max(this.cooldownMs, retryAfterMs);
+    if (h.consecutiveFailures >= this.threshold) {
+      const now = this.now();
+      // A rest begins (not one extended by a failure while resting): one cooldown on the metric.
+      if (h.restingUntil <= now) metrics.cooldowns.inc({ channel: name });
+      h.restingUntil = now + Math.max(this.cooldownMs, retryAfterMs);
+    }
+  }
+
+  /** Whether each channel rests now (the gateway_channel_resting gauge). */
+  resting(channels: readonly TextChannel[]): Map<string, boolean> {
+    const now = this.now();
+    return new Map(channels.map((c) => [c.name, this.of(c.name).restingUntil > now]));
   }
 
   view(channels: readonly TextChannel[]): ChannelHealthView[] {

@@ -9,6 +9,7 @@ import { emptyUsage, type StreamTap, type TextUsage } from '../providers/usage';
 import type { UsageOutcome } from '../billing/usage';
 import type { ChannelHealth } from './channel-health';
 import { retryAfterMs } from '../providers/retry-after';
+import { metrics, upstreamStatusLabel } from '../metrics/metrics';
 
 /** What differs between the two text protocols; everything else in the proxy is shared. */
 export interface TextProtocol {
@@ -66,6 +67,8 @@ export interface ProxyReply {
   status: number;
   headers: Record<string, string>;
   body: Buffer | Readable;
+  /** Nanoseconds spent waiting on upstreams for this answer (to a stream's first byte). */
+  upstreamNs: bigint;
 }
 
 export interface ProxyLimits {
@@ -115,11 +118,26 @@ function parseJson(buf: Buffer): unknown {
   }
 }
 
+/** Why a channel failed a request, as gateway_text_failovers_total's reason. */
+type FailureKind = '429' | '5xx' | 'auth' | 'network' | 'empty_stream';
+
 interface Failure {
+  channel: string;
+  kind: FailureKind;
   status: number | null;
   headers: Record<string, string>;
   body: unknown;
   reason: string;
+}
+
+function failureOf(
+  channel: TextChannel,
+  status: number | null,
+  kind: FailureKind,
+  reason: string,
+  rest?: { headers: Record<string, string>; body: unknown },
+): Failure {
+  return { channel: channel.name, kind, status, headers: rest?.headers ?? {}, body: rest?.body ?? null, reason };
 }
 
 /**
@@ -241,60 +259,78 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
   let failure: Failure | null = null;
   // A non-streamed request is not abandoned when its client leaves (see ProxyRequest.signal).
   const upstreamSignal = req.stream ? req.signal : new AbortController().signal;
+  // Time spent waiting on upstreams (failed attempts included), so the gateway's own share of
+  // the answer's time can be told apart (gateway_text_added_latency_seconds).
+  let upstreamNs = 0n;
+  const waitOn = async <T>(upstream: Promise<T>): Promise<T> => {
+    const started = process.hrtime.bigint();
+    try {
+      return await upstream;
+    } finally {
+      upstreamNs += process.hrtime.bigint() - started;
+    }
+  };
 
   for (const channel of health.order(req.channels)) {
     if (req.signal.aborted) throw new ClientGoneError();
+    // The previous channel's failure moved the request on to this one.
+    if (failure) metrics.failovers.inc({ channel: failure.channel, reason: failure.kind });
     const upstreamModel = channel.models[req.model] ?? req.model;
     const mapped = protocol.upstreamBody(req.body, upstreamModel);
     const body = mapped ? Buffer.from(JSON.stringify(mapped)) : req.raw;
 
     let res: IncomingMessage;
     try {
-      res = await postText({
-        url: protocol.url(channel),
-        headers: protocol.headers(channel, req.passthroughHeaders),
-        body,
-        signal: upstreamSignal,
-        timeoutMs: limits.timeoutMs,
-      });
+      res = await waitOn(
+        postText({
+          url: protocol.url(channel),
+          headers: protocol.headers(channel, req.passthroughHeaders),
+          body,
+          signal: upstreamSignal,
+          timeoutMs: limits.timeoutMs,
+        }),
+      );
     } catch (err) {
       if (upstreamSignal.aborted) throw new ClientGoneError();
       const reason = err instanceof TextConnectionError ? err.message : String(err);
+      metrics.upstreamRequests.inc({ channel: channel.name, kind: 'text', status: upstreamStatusLabel(null) });
       health.failed(channel.name, reason);
       req.log.warn({ channel: channel.name, reason }, 'text channel failed; trying the next');
-      failure = { status: null, headers: {}, body: null, reason };
+      failure = failureOf(channel, null, 'network', reason);
       continue;
     }
 
     const status = res.statusCode ?? 502;
+    metrics.upstreamRequests.inc({ channel: channel.name, kind: 'text', status: String(status) });
     if (status < 200 || status >= 300) {
-      const text = await readAll(res, limits.timeoutMs, 1024 * 1024).catch(() => Buffer.alloc(0));
+      const text = await waitOn(readAll(res, limits.timeoutMs, 1024 * 1024)).catch(() => Buffer.alloc(0));
       const parsed = parseJson(text);
       if (!isFailoverStatus(status)) {
         health.succeeded(channel.name);
         const headers = replyHeaders(res);
-        if (protocol.isErrorBody(parsed)) return { status, headers, body: text };
+        if (protocol.isErrorBody(parsed)) return { status, headers, body: text, upstreamNs };
         return {
           status,
           headers: { ...headers, 'content-type': 'application/json' },
           body: Buffer.from(JSON.stringify(protocol.errorBody(status, `Upstream error: ${text.toString('utf8').slice(0, 300)}`))),
+          upstreamNs,
         };
       }
       const reason = `HTTP ${status}`;
       health.failed(channel.name, reason, restFor(res));
       req.log.warn({ channel: channel.name, status }, 'text channel failed; trying the next');
-      failure = { status, headers: replyHeaders(res), body: parsed, reason };
+      failure = failureOf(channel, status, status === 429 ? '429' : status >= 500 ? '5xx' : 'auth', reason, { headers: replyHeaders(res), body: parsed });
       continue;
     }
 
     if (!req.stream) {
       let text: Buffer;
       try {
-        text = await readAll(res, limits.timeoutMs);
+        text = await waitOn(readAll(res, limits.timeoutMs));
       } catch (err) {
         const reason = `response broke off (${(err as Error).message})`;
         health.failed(channel.name, reason);
-        failure = { status: null, headers: {}, body: null, reason };
+        failure = failureOf(channel, null, 'network', reason);
         continue;
       }
       health.succeeded(channel.name);
@@ -307,10 +343,10 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
         outputBytes: usage ? 0 : protocol.outputBytesOfBody(text.toString('utf8')),
       });
       if (req.signal.aborted) throw new ClientGoneError();
-      return { status, headers: replyHeaders(res), body: text };
+      return { status, headers: replyHeaders(res), body: text, upstreamNs };
     }
 
-    const first = await firstChunk(res, limits.idleMs);
+    const first = await waitOn(firstChunk(res, limits.idleMs));
     if (req.signal.aborted) {
       res.destroy();
       // The provider accepted the request and began its answer: it bills that, so does the gateway.
@@ -320,7 +356,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
     if (!first) {
       const reason = 'stream ended before its first byte';
       health.failed(channel.name, reason);
-      failure = { status: null, headers: {}, body: null, reason };
+      failure = failureOf(channel, null, 'empty_stream', reason);
       continue;
     }
     health.succeeded(channel.name);
@@ -332,15 +368,16 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
       status,
       headers: { ...replyHeaders(res), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
       body: out,
+      upstreamNs,
     };
   }
 
-  return exhausted(protocol, failure);
+  return { ...exhausted(protocol, failure), upstreamNs };
 }
 
 /** Every channel failed: the last upstream answer when there was one, else a 502. */
-function exhausted(protocol: TextProtocol, failure: Failure | null): ProxyReply {
-  const json = (status: number, message: string, headers: Record<string, string> = {}): ProxyReply => ({
+function exhausted(protocol: TextProtocol, failure: Failure | null): Omit<ProxyReply, 'upstreamNs'> {
+  const json = (status: number, message: string, headers: Record<string, string> = {}): Omit<ProxyReply, 'upstreamNs'> => ({
     status,
     headers: { ...headers, 'content-type': 'application/json' },
     body: Buffer.from(JSON.stringify(protocol.errorBody(status, message))),

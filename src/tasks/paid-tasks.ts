@@ -89,7 +89,7 @@ export class PaidTasks {
 
   /** Refunds a charge taken with chargeAhead for a task that will not be started. */
   async release(taskId: string): Promise<void> {
-    await this.billing.refundTask(taskId, 'the request was refused before its task started', 'refundUnstarted');
+    await this.billing.refundTask(taskId, 'the request was refused before its task started', 'refundUnstarted', 'refused_before_start');
   }
 
   /** Charges for a character and makes it (the workflow refunds it if it cannot be made). */
@@ -141,7 +141,7 @@ export class PaidTasks {
     }
     if (outcome === 'missing') {
       // Only a charge never claimed: if the start lands after all, its claim refuses the task.
-      await this.billing.refundTask(taskId, 'the task could not be started', 'refundUnstarted');
+      await this.billing.refundTask(taskId, 'the task could not be started', 'refundUnstarted', 'start_failed');
       this.logger.info({ taskId }, 'start refused; charge refunded');
     } else if (outcome === 'unknown') {
       this.logger.warn({ taskId }, 'start failed and Temporal cannot say whether the task exists; the billing reconciler settles its charge');

@@ -11,6 +11,8 @@ export interface DevServerOptions {
   dataDir: string;
   port: number;
   uiPort: number;
+  /** The server's own /metrics port (TEMPORAL_DEV_METRICS_PORT); 0 or unset = a random free one. */
+  metricsPort?: number;
   namespace: string;
   logger: Logger;
   headless?: boolean;
@@ -69,6 +71,7 @@ export function devServerArgs(opts: Omit<DevServerOptions, 'cliPath' | 'logger' 
     ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', `${sa.name}=Keyword`]),
     ...(opts.namespace !== 'default' ? ['--namespace', opts.namespace] : []),
     ...(opts.headless ? ['--headless'] : []),
+    ...(opts.metricsPort ? ['--metrics-port', String(opts.metricsPort)] : []),
   ];
 }
 
@@ -101,7 +104,15 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     await exited;
     throw err;
   }
-  opts.logger.info({ address, ui: `http://localhost:${opts.uiPort}`, serverPid: child.pid }, 'temporal dev server ready');
+  opts.logger.info(
+    {
+      address,
+      ui: `http://localhost:${opts.uiPort}`,
+      metrics: opts.metricsPort ? `http://127.0.0.1:${opts.metricsPort}/metrics` : 'random port',
+      serverPid: child.pid,
+    },
+    'temporal dev server ready',
+  );
   return {
     address,
     uiUrl: `http://localhost:${opts.uiPort}`,

@@ -32,7 +32,12 @@ export async function characterWorkflow(input: CharacterInput): Promise<Characte
     made = { plan, upstream, profileKey };
   } catch (err) {
     // The character could not be made: its charge is refunded before the workflow fails.
-    await settleTask({ taskId: characterId, outcome: 'failed', reason: err instanceof Error ? err.message : 'the character could not be made' });
+    await settleTask({
+      taskId: characterId,
+      outcome: 'failed',
+      reason: err instanceof Error ? err.message : 'the character could not be made',
+      code: 'character_failed',
+    });
     throw err;
   }
   const { plan, upstream, profileKey } = made;

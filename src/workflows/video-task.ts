@@ -284,7 +284,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
 
   /** Refunded before the status shows, so "failed" is read together with its refund. */
   async function fail(error: TaskError): Promise<TaskState> {
-    await settleTask({ taskId: request.taskId, outcome: 'failed', reason: error.message });
+    await settleTask({ taskId: request.taskId, outcome: 'failed', reason: error.message, code: error.code });
     publish({ status: 'failed', error });
     return state;
   }

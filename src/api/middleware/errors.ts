@@ -65,6 +65,8 @@ export function respondWithError(
     mapped = new GatewayError(500, internalType, `Internal error; quote request id ${ctx.state.requestId} when reporting it.`);
   }
   ctx.status = mapped.status;
+  // For the metrics (a 429 is counted by its code), which see the answer after this.
+  ctx.state.errorCode = mapped.code ?? mapped.type;
   for (const [k, v] of Object.entries(mapped.headers)) ctx.set(k, v);
   ctx.body = body(mapped);
 }

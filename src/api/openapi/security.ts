@@ -1,7 +1,7 @@
 import type { SecurityRequirement, SecurityScheme } from './types';
 
 /** How the gateway authenticates (middleware/auth.ts, middleware/admin-auth.ts). */
-export const SECURITY_SCHEMES: Record<'apiKey' | 'apiKeyHeader' | 'adminToken', SecurityScheme> = {
+export const SECURITY_SCHEMES: Record<'apiKey' | 'apiKeyHeader' | 'adminToken' | 'metricsToken', SecurityScheme> = {
   apiKey: {
     type: 'http',
     scheme: 'bearer',
@@ -18,6 +18,11 @@ export const SECURITY_SCHEMES: Record<'apiKey' | 'apiKeyHeader' | 'adminToken', 
     scheme: 'bearer',
     description: '`Authorization: Bearer $ADMIN_TOKEN` (generated into DATA_DIR/admin-token when unset).',
   },
+  metricsToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: '`Authorization: Bearer $METRICS_TOKEN`, a token that reads /metrics only (the admin token reads it too).',
+  },
 };
 
 /** The /v1 video, chat and billing routes and /motion/v1: the key as a Bearer token only. */
@@ -25,5 +30,6 @@ export const KEY_BEARER: SecurityRequirement[] = [{ apiKey: [] }];
 /** /v1/messages and /v1/models: x-api-key or Bearer. */
 export const KEY_EITHER: SecurityRequirement[] = [{ apiKeyHeader: [] }, { apiKey: [] }];
 export const ADMIN: SecurityRequirement[] = [{ adminToken: [] }];
+export const METRICS: SecurityRequirement[] = [{ metricsToken: [] }, { adminToken: [] }];
 /** Health probes, signed file links and this document. */
 export const OPEN: SecurityRequirement[] = [];

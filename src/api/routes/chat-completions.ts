@@ -13,6 +13,7 @@ import { chatVideoBody, promptOf } from '../schemas/chat-video';
 import { chatTextBody } from '../schemas/chat-text';
 import { isNativeTextModel, isResponsesOnlyModel, RESPONSES_API_HINT } from '../../catalog/text-models';
 import { chatProtocol } from '../../providers/openai-compatible/protocol';
+import { metrics, secondsSince } from '../../metrics/metrics';
 import { answerFromUpstream, takeStreamSlot, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
 import type { ParameterizedContext } from 'koa';
 import { parseOrThrow } from '../schemas/zod-error';
@@ -155,6 +156,7 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
     ctx.set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', connection: 'keep-alive' });
     ctx.body = stream;
     send(chatChunk(chunk, { role: 'assistant', content: chatLines.taskId(started.id) }));
+    metrics.streamFirstByte.observe({ endpoint: 'video_chat' }, secondsSince(ctx.state.receivedAt));
     const keepalive = setInterval(() => stream.write(': keep-alive\n\n'), KEEPALIVE_MS);
 
     void (async () => {

@@ -15,12 +15,13 @@ export function geminiVeoClient(channel: VideoChannel, timeouts: UpstreamTimeout
         url,
         { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(toVeoRequest(input)) },
         timeoutMs,
+        channel.name,
       );
       return (await readJson('veo submit', res, veoSubmitResponse)).name;
     },
 
     async poll(operationName: string): Promise<PollResult> {
-      const res = await upstreamFetch('veo poll', `${channel.baseUrl}/v1beta/${operationName}`, { headers }, timeouts.pollMs);
+      const res = await upstreamFetch('veo poll', `${channel.baseUrl}/v1beta/${operationName}`, { headers }, timeouts.pollMs, channel.name);
       return fromVeoOperation(await readJson('veo poll', res, veoOperation));
     },
 
@@ -32,7 +33,7 @@ export function geminiVeoClient(channel: VideoChannel, timeouts: UpstreamTimeout
       const own = new URL(channel.baseUrl).origin;
       let url = new URL(ref.url);
       for (let hop = 0; hop < 5; hop++) {
-        const res = await upstreamFetch('veo download', url.href, { headers: url.origin === own ? headers : {}, redirect: 'manual' }, timeoutMs);
+        const res = await upstreamFetch('veo download', url.href, { headers: url.origin === own ? headers : {}, redirect: 'manual' }, timeoutMs, channel.name);
         const location = res.headers.get('location');
         if (res.status >= 300 && res.status < 400 && location) {
           url = new URL(location, url);

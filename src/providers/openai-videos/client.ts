@@ -17,17 +17,24 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
         `${channel.baseUrl}/v1/videos`,
         { method: 'POST', headers: { ...auth, 'idempotency-key': `${input.taskId}:submit` }, body: toVideoForm(input, channel.sendExtensions) },
         timeoutMs,
+        channel.name,
       );
       return (await readJson('videos create', res, openAiVideo)).id;
     },
 
     async poll(jobId: string): Promise<PollResult> {
-      const res = await upstreamFetch('videos retrieve', `${channel.baseUrl}/v1/videos/${encodeURIComponent(jobId)}`, { headers: auth }, timeouts.pollMs);
+      const res = await upstreamFetch(
+        'videos retrieve',
+        `${channel.baseUrl}/v1/videos/${encodeURIComponent(jobId)}`,
+        { headers: auth },
+        timeouts.pollMs,
+        channel.name,
+      );
       return fromOpenAiVideo(await readJson('videos retrieve', res, openAiVideo), contentUrl(jobId));
     },
 
     async download(ref: DownloadRef) {
-      return upstreamFetch('videos content', ref.url, { headers: auth }, timeoutMs);
+      return upstreamFetch('videos content', ref.url, { headers: auth }, timeoutMs, channel.name);
     },
 
     async cancel(jobId: string) {
@@ -38,6 +45,7 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
         `${channel.baseUrl}/v1/videos/${encodeURIComponent(jobId)}`,
         { method: 'DELETE', headers: auth },
         timeoutMs,
+        channel.name,
       );
       return (await readJson('videos delete', res, openAiVideoDeleted)).deleted;
     },
@@ -50,6 +58,7 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
         `${channel.baseUrl}/v1/videos/${encodeURIComponent(input.sourceJobId)}/remix`,
         { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': `${input.taskId}:submit` }, body: JSON.stringify(body) },
         timeoutMs,
+        channel.name,
       );
       return (await readJson('videos remix', res, openAiVideo)).id;
     },
@@ -62,6 +71,7 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
           `${channel.baseUrl}/v1/videos/characters/${encodeURIComponent(characterId)}/profile_picture`,
           { headers: auth },
           timeoutMs,
+          channel.name,
         );
         return Buffer.from(await res.arrayBuffer());
       } catch (err) {
@@ -76,7 +86,13 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
       form.set('video', new Blob([new Uint8Array(clip)], { type: 'video/mp4' }), 'character.mp4');
       if (options.timestamps && channel.sendExtensions) form.set('timestamps', options.timestamps);
       if (options.selfPortrait && channel.sendExtensions) form.set('self_portrait', 'true');
-      const res = await upstreamFetch('characters create', `${channel.baseUrl}/v1/videos/characters`, { method: 'POST', headers: auth, body: form }, timeoutMs);
+      const res = await upstreamFetch(
+        'characters create',
+        `${channel.baseUrl}/v1/videos/characters`,
+        { method: 'POST', headers: auth, body: form },
+        timeoutMs,
+        channel.name,
+      );
       const body = await readJson('characters create', res, openAiCharacter);
       return { id: body.id, name: body.name ?? name };
     },

@@ -1,5 +1,5 @@
-import { OPEN } from '../security';
-import { json } from '../responses';
+import { METRICS, OPEN } from '../security';
+import { errors, json } from '../responses';
 import type { RouteDoc } from '../types';
 
 /** The probes and this document: no key. */
@@ -38,6 +38,22 @@ export function healthRoutes(): RouteDoc[] {
         tags: ['Health'],
         security: OPEN,
         responses: { '200': json('Healthy.', 'HealthReport'), '503': json('Temporal unreachable or no worker polling.', 'HealthReport') },
+      },
+    },
+    {
+      method: 'get',
+      path: '/metrics',
+      operation: {
+        operationId: 'getMetrics',
+        summary: "This process's Prometheus metrics",
+        description:
+          'The text exposition format (docs/operations.md, "Metrics", lists every metric). A scraper that cannot send a token reads the listener at METRICS_ADDRESS instead.',
+        tags: ['Health'],
+        security: METRICS,
+        responses: {
+          '200': { description: 'The metrics.', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } },
+          ...errors({ 401: 'Neither METRICS_TOKEN nor the admin token (`invalid_metrics_token`).' }),
+        },
       },
     },
     {
