@@ -42,7 +42,7 @@ RUN test "$(id -u node):$(id -g node)" = "1000:1000" \
 USER 1000:1000
 EXPOSE 8080
 # The default command is the API: ready when its store answers (/readyz, docs/operations.md).
-# An image run as the worker (no HTTP surface) turns it off (docker-compose.yml).
+# An image run as the worker (no API, only its metrics listeners) turns it off (docker-compose.yml).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "dist/src/api/server.js"]

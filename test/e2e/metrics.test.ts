@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { parse as parseYaml } from 'yaml';
 import { ledgerOf } from '../support/billing';
 import { createTask, waitForTerminal } from '../support/client';
 import { freePort } from '../support/ports';
@@ -161,12 +162,19 @@ test("the process's own figures and the Temporal SDK's metrics are exported", ()
   expect(sdkFamilies.has('temporal_workflow_task_execution_latency')).toBe(true);
 });
 
-test('every metric the Grafana dashboard charts exists', () => {
-  const dashboard = JSON.parse(fs.readFileSync(path.join(__dirname, '../../docs/grafana-dashboard.json'), 'utf8')) as {
+test('every metric the Grafana dashboard and the alert rules name exists', () => {
+  const docs = path.join(__dirname, '../../docs');
+  const dashboard = JSON.parse(fs.readFileSync(path.join(docs, 'grafana-dashboard.json'), 'utf8')) as {
     panels: { title: string; targets?: { expr: string }[] }[];
   };
+  const rules = (
+    parseYaml(fs.readFileSync(path.join(docs, 'prometheus-alerts.yml'), 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] }
+  ).groups.flatMap((g) => g.rules);
   const exported = new Set([...familiesOf(api), ...familiesOf(worker), ...familiesOf(sdk)]);
-  const named = dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => metricNamesIn(t.expr).map((name) => ({ panel: p.title, name }))));
-  expect(named.length).toBeGreaterThan(10);
+  const named = [
+    ...dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => metricNamesIn(t.expr).map((name) => ({ where: p.title, name })))),
+    ...rules.flatMap((r) => metricNamesIn(r.expr).map((name) => ({ where: r.alert, name }))),
+  ];
+  expect(named.length).toBeGreaterThan(20);
   expect(named.filter((n) => !exported.has(n.name))).toEqual([]);
 });

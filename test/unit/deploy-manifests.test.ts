@@ -399,13 +399,22 @@ const apiPortsAndProbes: Rule = (m) => {
   return problems;
 };
 
-const workerHasNoHttp: Rule = (m) => {
+/** The worker's only HTTP surface is its metrics listeners: each declared port is one of them, and each of them is declared. */
+const workerServesOnlyMetrics: Rule = (m) => {
   const problems: string[] = [];
   const worker = deployment(m, WORKER, problems);
   if (!worker) return problems;
   if (!matches(worker.spec.selector.matchLabels, worker.spec.template.metadata.labels)) problems.push(`${WORKER}'s selector does not match its own pods`);
   for (const c of worker.spec.template.spec.containers) {
-    if (c.ports.length > 0) problems.push(`${WORKER}/${c.name} declares ports, but the worker has no HTTP surface`);
+    const env = containerEnv(m, c, problems);
+    const metricsPorts = ['METRICS_ADDRESS', 'TEMPORAL_METRICS_ADDRESS'].flatMap((k) => (env[k] ? [Number(env[k].slice(env[k].lastIndexOf(':') + 1))] : []));
+    for (const p of c.ports) {
+      if (!metricsPorts.includes(p.containerPort))
+        problems.push(`${WORKER}/${c.name} declares port ${p.containerPort}, which no metrics listener of the worker serves`);
+    }
+    for (const port of metricsPorts) {
+      if (!c.ports.some((p) => p.containerPort === port)) problems.push(`${WORKER}/${c.name} serves metrics on ${port} but does not declare the port`);
+    }
     for (const kind of PROBE_KINDS) {
       const p = c[kind];
       if (p && (p.httpGet || p.tcpSocket || p.grpc)) problems.push(`${WORKER}/${c.name} has a network ${kind}, which nothing in the worker answers`);
@@ -536,7 +545,7 @@ const RULES: Record<string, Rule> = {
   configIsAccepted,
   runsAsImageUser,
   apiPortsAndProbes,
-  workerHasNoHttp,
+  workerServesOnlyMetrics,
   commandsAreBuilt,
   storageIsShared,
   drainFitsGracePeriod,
@@ -722,8 +731,17 @@ describe('deploy/ matches Kubernetes and the gateway', () => {
       'selector and pod labels disagree',
       (m) => (at(doc(m, 'Deployment', API), 'spec', 'template', 'metadata', 'labels')['app.kubernetes.io/component'] = 'edge'),
     ],
-    ['workerHasNoHttp', 'an HTTP probe on the worker', (m) => (workerContainer(m).livenessProbe = { httpGet: { path: '/livez', port: 8080 } })],
-    ['workerHasNoHttp', 'a port on the worker', (m) => (workerContainer(m).ports = [{ containerPort: 8080 }])],
+    ['workerServesOnlyMetrics', 'an HTTP probe on the worker', (m) => (workerContainer(m).livenessProbe = { httpGet: { path: '/livez', port: 8080 } })],
+    [
+      'workerServesOnlyMetrics',
+      'a port on the worker that nothing serves',
+      (m) => (workerContainer(m).ports = [{ containerPort: 9465 }, { containerPort: 9464 }, { containerPort: 8080 }]),
+    ],
+    [
+      'workerServesOnlyMetrics',
+      "a metrics port the worker's listener does not use",
+      (m) => (workerContainer(m).ports = [{ containerPort: 9999 }, { containerPort: 9464 }]),
+    ],
     ['commandsAreBuilt', 'the worker runs the API', (m) => (workerContainer(m).command = ['node', 'dist/src/api/server.js'])],
     ['commandsAreBuilt', 'another script', (m) => (apiContainer(m).command = ['node', 'dist/src/api/main.js'])],
     ['commandsAreBuilt', 'a script whose source is gone', (m) => (m.sourceExists = (rel) => rel !== 'src/worker.ts')],

@@ -51,6 +51,8 @@ test('a character the provider refuses fails the workflow and refunds its charge
     },
   });
   expect(error).toBeInstanceOf(WorkflowFailedError);
-  expect(calls.settled).toEqual([{ taskId: input.characterId, outcome: 'failed', reason: expect.stringContaining('Activity task failed') }]);
+  expect(calls.settled).toEqual([
+    { taskId: input.characterId, outcome: 'failed', reason: expect.stringContaining('Activity task failed'), code: 'character_failed' },
+  ]);
   expect(calls.names).not.toContain('storeProfilePicture');
 });

@@ -65,7 +65,7 @@ test('a failed upstream job fails the task with its reason and refunds it once',
     },
   });
   expect(state).toMatchObject({ status: 'failed', error: { code: 'content_filtered' } });
-  expect(calls.settled).toEqual([{ taskId: state.id, outcome: 'failed', reason: 'The provider refused the content.' }]);
+  expect(calls.settled).toEqual([{ taskId: state.id, outcome: 'failed', reason: 'The provider refused the content.', code: 'content_filtered' }]);
 });
 
 test('a submit the provider rejects fails the task as upstream_rejected, refunded, and is not retried', async () => {
