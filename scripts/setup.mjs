@@ -1,12 +1,16 @@
 #!/usr/bin/env node
-// Makes a fresh clone runnable: npm dependencies, the pinned `temporal` CLI (dev server) and,
-// with --build, the compiled output plus the workflow bundle. Plain Node with no dependencies,
-// because it runs before node_modules exists. Idempotent and silent when there is nothing to do.
+// Makes a fresh clone runnable: npm dependencies, the pinned `temporal` CLI (dev server),
+// with --build the compiled output plus the workflow bundle, and with --browser chromium.
+// Plain Node with no dependencies, because it runs before node_modules exists. Idempotent and
+// silent when there is nothing to do.
 //
-//   node scripts/setup.mjs [--build] [--temporal]
+//   node scripts/setup.mjs [--build] [--temporal] [--browser]
 //
 //   --build     also compile TypeScript (tsconfig.build.json) and bundle the workflows
 //   --temporal  install the temporal CLI even when TEMPORAL_ADDRESS points at a cluster
+//   --browser   install chromium (apt-get, as root) when there is no `chromium` on PATH: the
+//               Temporal UI screenshots and their test drive it. Where it cannot be installed
+//               (not root, no apt-get, no mirror) a warning says how, and the run goes on.
 //
 // Concurrent runs (two `npm test` at once) serialise on .tools/setup.lock; a lock left by a
 // dead process is detected and broken.
@@ -59,16 +63,18 @@ function readText(file) {
 }
 
 function parseArgs(argv) {
-  const flags = { build: false, temporal: false };
+  const flags = { build: false, temporal: false, browser: false };
   for (const arg of argv) {
     if (arg === '--build') flags.build = true;
     else if (arg === '--temporal') flags.temporal = true;
+    else if (arg === '--browser') flags.browser = true;
     else if (arg === '-h' || arg === '--help') {
       process.stdout.write(
-        'usage: node scripts/setup.mjs [--build] [--temporal]\n' +
+        'usage: node scripts/setup.mjs [--build] [--temporal] [--browser]\n' +
           '  installs npm dependencies and the temporal CLI (.tools/temporal) when missing;\n' +
           '  --build also compiles TypeScript and bundles the workflows;\n' +
-          '  --temporal installs the CLI even when TEMPORAL_ADDRESS is set.\n',
+          '  --temporal installs the CLI even when TEMPORAL_ADDRESS is set;\n' +
+          '  --browser installs chromium (apt-get, as root) when none is on PATH.\n',
       );
       process.exit(0);
     } else throw new SetupError(`unknown argument ${arg} (try --help)`);
@@ -143,6 +149,21 @@ function temporalInstalled() {
   }
 }
 
+/** An executable called `name` in a folder of PATH, or undefined. */
+function onPath(name) {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '') continue;
+    const candidate = path.join(dir, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
 /** A fingerprint of everything tsc reads; when it is unchanged the compiler is not started at all. */
 function buildFingerprint() {
   const lines = [];
@@ -185,7 +206,8 @@ function plan(flags) {
     tsc = npm !== undefined || !fs.existsSync(BUILD_INFO) || readText(BUILD_STAMP)?.trim() !== fingerprint;
   }
   const bundle = flags.build && (tsc || fs.existsSync(BUNDLE_SCRIPT));
-  return { lockSha, npm, temporal, tsc, fingerprint, bundle };
+  const browser = flags.browser && onPath('chromium') === undefined;
+  return { lockSha, npm, temporal, tsc, fingerprint, bundle, browser };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,6 +310,39 @@ async function installTemporal() {
     fs.rmSync(staging, { recursive: true, force: true });
     fs.rmSync(retired, { recursive: true, force: true });
   }
+}
+
+const BROWSER_HINT =
+  'install it as root (Debian/Ubuntu: apt-get install chromium); without it the Temporal UI screenshots and test/e2e/temporal-ui.test.ts fail';
+
+/**
+ * Debian's chromium, which bench/temporal-ui drives headless (Playwright's own browser download
+ * needs the internet; the distribution's mirror is all a CI machine may reach). Never fatal:
+ * the tests that need it say so themselves, and everything else runs without it.
+ */
+async function installBrowser() {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || onPath('apt-get') === undefined) {
+    log(`warning: chromium is not installed and cannot be installed here (${isRoot ? 'no apt-get' : 'not root'}); ${BROWSER_HINT}`);
+    return;
+  }
+  log('installing chromium (apt-get install chromium)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => run('apt-get', ['install', '-y', '-q', 'chromium'], { env, what: 'apt-get install chromium' });
+  try {
+    try {
+      await install();
+    } catch {
+      // A fresh image has no package lists: read them once, then again.
+      await run('apt-get', ['update', '-q'], { env, what: 'apt-get update' });
+      await install();
+    }
+  } catch (err) {
+    const output = (err.output ?? '').trim().split('\n').slice(-5).join('\n');
+    log(`warning: ${err.message}${output ? `:\n${output}` : ''}\nsetup: ${BROWSER_HINT}`);
+    return;
+  }
+  if (onPath('chromium') === undefined) log(`warning: apt-get installed chromium but there is no \`chromium\` on PATH; ${BROWSER_HINT}`);
 }
 
 async function compile(fingerprint) {
@@ -423,15 +478,16 @@ async function main() {
   checkNode();
 
   let todo = plan(flags);
-  if (!todo.npm && !todo.temporal && !todo.tsc && !todo.bundle) return;
+  if (!todo.npm && !todo.temporal && !todo.tsc && !todo.bundle && !todo.browser) return;
 
   await acquireLock();
   try {
     todo = plan(flags); // another run may have done the work while we waited
     const started = Date.now();
-    const installing = Boolean(todo.npm || todo.temporal);
+    const installing = Boolean(todo.npm || todo.temporal || todo.browser);
     if (todo.npm) await installNpm(todo.npm, todo.lockSha);
     if (todo.temporal) await installTemporal();
+    if (todo.browser) await installBrowser();
     if (flags.build) {
       const buildTodo = todo.npm ? plan(flags) : todo; // a reinstall changes what tsc sees
       if (buildTodo.tsc) await compile(buildTodo.fingerprint);

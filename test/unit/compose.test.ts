@@ -704,6 +704,57 @@ fs.writeFileSync('dist/scripts/bundle-workflows.js', "require('fs').appendFileSy
     expect(count(/^tsc/)).toBe(2);
   });
 
+  describe('--browser', () => {
+    const noCli = { TEMPORAL_ADDRESS: 'temporal.example:7233' };
+    const isRoot = process.getuid?.() === 0;
+    // PATH is the fake folder alone: this machine's own /usr/bin/chromium must not be found.
+    const fakeApt = (body: string) =>
+      writeExe(path.join(fakeBin, 'apt-get'), `#!/bin/sh\nPATH=/usr/bin:/bin\necho "apt-get $*" >> "$SETUP_TEST_CALLS"\n${body}`);
+
+    test('a chromium on PATH: nothing to install, silent', async () => {
+      await runSetup([], noCli);
+      writeExe(path.join(fakeBin, 'chromium'), '#!/bin/sh\nexit 0\n');
+      fakeApt('exit 1\n');
+      expect(await runSetup(['--browser'], noCli, [fakeBin])).toEqual({ code: 0, out: '' });
+      expect(count(/^apt-get/)).toBe(0);
+    });
+
+    test('no chromium: apt-get installs it as root, reading the package lists of a fresh image first; elsewhere a warning says how', async () => {
+      await runSetup([], noCli);
+      // "Unable to locate package" until `apt-get update` has run, then a chromium appears on PATH.
+      fakeApt(
+        'if [ "$1" = update ]; then touch "$SETUP_FAKE_BIN/.lists"; exit 0; fi\n' +
+          'if [ ! -e "$SETUP_FAKE_BIN/.lists" ]; then echo "E: Unable to locate package chromium" >&2; exit 100; fi\n' +
+          'printf \'#!/bin/sh\\nexit 0\\n\' > "$SETUP_FAKE_BIN/chromium"; chmod +x "$SETUP_FAKE_BIN/chromium"\n',
+      );
+      const result = await runSetup(['--browser'], noCli, [fakeBin]);
+      expect(result.code).toBe(0);
+      if (isRoot) {
+        expect(result.out).toMatch(/installing chromium/);
+        expect(callLog()).toMatch(/^apt-get install -y -q chromium\napt-get update -q\napt-get install -y -q chromium\n$/m);
+        expect(fs.existsSync(path.join(fakeBin, 'chromium'))).toBe(true);
+        expect(await runSetup(['--browser'], noCli, [fakeBin])).toEqual({ code: 0, out: '' });
+        expect(count(/^apt-get/)).toBe(3);
+      } else {
+        expect(result.out).toMatch(/chromium is not installed and cannot be installed here \(not root\).*apt-get install chromium/);
+        expect(count(/^apt-get/)).toBe(0);
+      }
+    });
+
+    test('an apt-get that cannot reach a mirror is a warning naming the error, not a failed setup', async () => {
+      await runSetup([], noCli);
+      fakeApt('echo "E: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  Could not resolve deb.debian.org" >&2\nexit 100\n');
+      const result = await runSetup(['--browser'], noCli, [fakeBin]);
+      expect(result.code).toBe(0);
+      if (isRoot) {
+        expect(result.out).toMatch(/warning: apt-get update exited with code 100:\n.*Could not resolve deb\.debian\.org[\s\S]*apt-get install chromium/);
+        expect(count(/^apt-get/)).toBe(2); // install, update; no second install after a failed update
+      } else {
+        expect(result.out).toMatch(/\(not root\)/);
+      }
+    });
+  });
+
   test('concurrent runs install once; a lock left by a dead process is broken', async () => {
     const [a, b] = await Promise.all([runSetup(), runSetup()]);
     expect([a.code, b.code]).toEqual([0, 0]);
