@@ -12,6 +12,9 @@ import type { Env } from '../config/env';
 import { installUpstreamTracer } from './upstream-spans';
 import { tracingSettings, type TracedProcess } from './tracing-settings';
 
+/** The longest a stopping process waits for its last spans to be exported. */
+const SHUTDOWN_EXPORT_MS = 5000;
+
 export interface ProcessTracing {
   serviceName: string;
   /** The batch processor every span of the process goes through, the workflow sink's included. */
@@ -42,7 +45,15 @@ export async function startTracing(env: Env, process: TracedProcess, logger: Log
     ...tracing,
     async shutdown() {
       installUpstreamTracer(null);
-      await tracing.shutdown().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'the last spans could not be exported'));
+      // A collector that is down must not hold a stopping process past its grace period.
+      let timer: NodeJS.Timeout | undefined;
+      const gaveUp = new Promise<'gave up'>((resolve) => (timer = setTimeout(() => resolve('gave up'), SHUTDOWN_EXPORT_MS).unref()));
+      const outcome = await Promise.race([tracing.shutdown().then(() => 'exported' as const), gaveUp]).catch((err: unknown) => {
+        logger.warn({ err: (err as Error).message }, 'the last spans could not be exported');
+        return 'failed' as const;
+      });
+      clearTimeout(timer);
+      if (outcome === 'gave up') logger.warn({ waitedMs: SHUTDOWN_EXPORT_MS }, 'the last spans were not exported in time; stopping without them');
     },
   };
 }
