@@ -75,9 +75,10 @@ export interface ApiDeps {
 const ANTHROPIC_SHAPED: ReadonlySet<string> = new Set(['/v1/messages']);
 
 /**
- * The HTTP edge, composed in order: the request's span (tracing on), request id + access log, error mapping, the request
- * target's check (a path or query that does not decode is a 400), the per-address limit of
- * failed authentications, then the route families, each behind the authentication it needs.
+ * The HTTP edge, composed in order: the request's span (tracing on), request id + access log,
+ * error mapping, the request target's check (a path or query that does not decode is a 400),
+ * the per-address limit of failed authentications, then the route families, each behind the
+ * authentication it needs.
  */
 export function createApp(deps: ApiDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: false });
