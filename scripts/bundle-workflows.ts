@@ -1,14 +1,17 @@
 /**
- * Bundles the workflow code ahead of time so production workers start without webpack.
- * Skips the work when the compiled workflow sources have not changed since the last bundle.
+ * Bundles the workflow code ahead of time so production workers start without webpack: the
+ * plain bundle, and the traced one (the same workflows with Temporal's OpenTelemetry workflow
+ * interceptors) that a worker runs when tracing is on. Skips a bundle whose inputs have not
+ * changed since it was last written.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundlePath } from '../src/config/paths';
+import { tracedWorkflowBundlePath, workflowBundlePath } from '../src/config/paths';
+import { WORKFLOW_TRACING_MODULE } from '../src/telemetry/temporal-tracing';
 
-function sourcesHash(root: string): string {
+function sourcesHash(root: string, packages: string[]): string {
   const hash = createHash('sha256');
   const walk = (dir: string): void => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -18,18 +21,16 @@ function sourcesHash(root: string): string {
     }
   };
   walk(root);
-  hash.update(fs.readFileSync(require.resolve('@temporalio/workflow/package.json')));
+  for (const pkg of packages) hash.update(fs.readFileSync(require.resolve(`${pkg}/package.json`)));
   return hash.digest('hex');
 }
 
-export async function bundleWorkflows(force = false): Promise<string> {
-  const out = workflowBundlePath();
-  const srcRoot = path.resolve(__dirname, '../src');
-  const hash = sourcesHash(srcRoot);
+async function bundleOnce(out: string, interceptorModules: string[], hash: string, force: boolean): Promise<string> {
   const stamp = `${out}.sha256`;
   if (!force && fs.existsSync(out) && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === hash) return out;
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../src/workflows'),
+    workflowInterceptorModules: interceptorModules,
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: console.warn, error: console.error },
   });
   fs.writeFileSync(`${out}.tmp`, code);
@@ -37,6 +38,15 @@ export async function bundleWorkflows(force = false): Promise<string> {
   fs.writeFileSync(stamp, hash);
   console.log(`workflow bundle written: ${path.relative(process.cwd(), out)} (${Math.round(code.length / 1024)} KiB)`);
   return out;
+}
+
+/** Writes both bundles (when out of date); resolves with the plain one's path. */
+export async function bundleWorkflows(force = false): Promise<string> {
+  const srcRoot = path.resolve(__dirname, '../src');
+  const plain = await bundleOnce(workflowBundlePath(), [], sourcesHash(srcRoot, ['@temporalio/workflow']), force);
+  const tracedHash = sourcesHash(srcRoot, ['@temporalio/workflow', '@temporalio/interceptors-opentelemetry', '@opentelemetry/sdk-trace-base']);
+  await bundleOnce(tracedWorkflowBundlePath(), [WORKFLOW_TRACING_MODULE], tracedHash, force);
+  return plain;
 }
 
 if (require.main === module) {

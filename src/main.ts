@@ -25,6 +25,7 @@ import { taskQueuePollers } from './temporal/pollers';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 import { MAX_RESTART_DELAY_MS, type RestartPolicy } from './temporal/restart-budget';
 import { installTemporalRuntime } from './temporal/runtime';
+import { startTracing, type ProcessTracing } from './telemetry/tracing';
 import { WorkerSupervisor } from './temporal/worker-supervisor';
 import { connectNative, createGatewayWorker } from './worker';
 
@@ -70,8 +71,12 @@ async function main(): Promise<void> {
     void stopAll(1);
   };
   let workers: WorkerSupervisor<Worker> | undefined;
+  let tracing: ProcessTracing | null = null;
 
   try {
+    // First in, so last out: spans of everything stopped before it are still exported.
+    tracing = await startTracing(env, 'gateway', logger);
+    if (tracing) stops.push(tracing.shutdown);
     let uiUrl: string | undefined;
     if (config.embeddedTemporal) {
       const server = await superviseDevServer({
@@ -125,7 +130,7 @@ async function main(): Promise<void> {
 
     const nativeConnection = await connectNative(config.temporalAddress, env.TEMPORAL_NAMESPACE, logger);
     const supervisor = new WorkerSupervisor<Worker>({
-      create: () => createGatewayWorker(config, logger, nativeConnection, db),
+      create: () => createGatewayWorker(config, logger, nativeConnection, db, tracing),
       // Seen by the server on both halves of the queue: workflow tasks and activity tasks.
       isPolling: async (identity, sinceMs) => {
         for (const type of ['workflow', 'activity'] as const) {
@@ -151,6 +156,7 @@ async function main(): Promise<void> {
       db,
       connection: clientConnection,
       localWorkerRunning: () => supervisor.running(),
+      tracing,
     });
     stops.push(api.close);
 

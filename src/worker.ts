@@ -12,7 +12,7 @@ import { chatModelEnhancer, passThroughEnhancer } from './activities/prompt-enha
 import { createVideoActivities } from './activities/video-activities';
 import { loadVideoChannels } from './config/channels';
 import { loadConfig, type Config } from './config/env';
-import { workflowBundlePath } from './config/paths';
+import { tracedWorkflowBundlePath, workflowBundlePath } from './config/paths';
 import { createLogger } from './log';
 import { startMetricsServer } from './metrics/metrics-server';
 import { UserUrlFetcher } from './net/user-url-fetcher';
@@ -25,6 +25,7 @@ import { ensureRetention } from './temporal/namespace-retention';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 import { watchReachability } from './temporal/reachability-watchdog';
 import { installTemporalRuntime } from './temporal/runtime';
+import { startTracing, type ProcessTracing } from './telemetry/tracing';
 
 /** User-URL fetches are written here, and removed as soon as they are read. */
 const fetchTempDir = (config: Config): string => path.join(config.dataDir, 'tmp', 'fetches');
@@ -36,8 +37,17 @@ const STALE_FETCH_MS = 60 * 60 * 1000;
  */
 const HEARTBEAT_THROTTLE = '1s';
 
-/** The worker settles task charges, so it uses the gateway's store (db). */
-export async function createGatewayWorker(config: Config, logger: Logger, connection: NativeConnection, db: Db): Promise<Worker> {
+/**
+ * The worker settles task charges, so it uses the gateway's store (db). With `tracing`, it runs
+ * the traced workflow bundle and Temporal's activity interceptors (telemetry/temporal-tracing.ts).
+ */
+export async function createGatewayWorker(
+  config: Config,
+  logger: Logger,
+  connection: NativeConnection,
+  db: Db,
+  tracing: ProcessTracing | null = null,
+): Promise<Worker> {
   const env = config.env;
   const channels = loadVideoChannels(config);
   const enhancer =
@@ -69,7 +79,9 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     progressEveryMs: env.PROGRESS_UPDATE_MS,
   });
   const activities = { ...videoActivities, ...createBillingActivities(billing) };
-  const bundle = workflowBundlePath();
+  // Loaded only with tracing on: without it no OpenTelemetry module is ever required.
+  const traced = tracing ? (await import('./telemetry/temporal-tracing')).tracedWorkerOptions(tracing) : null;
+  const bundle = traced ? tracedWorkflowBundlePath() : workflowBundlePath();
   const workflowSource = fs.existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('./workflows') };
   logger.info(
     { taskQueue: env.TEMPORAL_TASK_QUEUE, channels: channels.map((c) => `${c.name}(${c.type}${c.simulated ? ', simulator' : ''})`), enhancer: enhancer.kind },
@@ -81,6 +93,7 @@ export async function createGatewayWorker(config: Config, logger: Logger, connec
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     activities,
     ...workflowSource,
+    ...(traced ?? {}),
     // Each task in flight holds a slot while its job is watched, sleeping between polls: many
     // may be open at once for little CPU. A key's user-URL fetches hold at most
     // FETCH_MAX_PER_KEY of these slots, each for at most FETCH_TIMEOUT_MS; its steps over that
@@ -129,6 +142,7 @@ async function main(): Promise<void> {
     throw new Error('A standalone worker settles task charges in the shared store: set DATABASE_URL (the embedded store serves `npm start` only).');
   }
   installTemporalRuntime(logger, true, config.env.TEMPORAL_METRICS_ADDRESS);
+  const tracing = await startTracing(config.env, 'worker', logger);
   const lostAfterMs = config.env.TEMPORAL_LOST_EXIT_SECONDS * 1000;
   const db = await openStore(config);
   const metricsServer = config.env.METRICS_ADDRESS ? await startMetricsServer(config.env.METRICS_ADDRESS, logger) : undefined;
@@ -137,7 +151,7 @@ async function main(): Promise<void> {
   await ensureSearchAttributes(client, config.env.TEMPORAL_NAMESPACE, logger);
   await ensureRetention(client, config.env.TEMPORAL_NAMESPACE, config.env.TASK_RETENTION_DAYS, false, logger);
   await client.close();
-  const worker = await createGatewayWorker(config, logger, connection, db);
+  const worker = await createGatewayWorker(config, logger, connection, db, tracing);
   const running = worker.run();
   logger.info({ taskQueue: config.env.TEMPORAL_TASK_QUEUE }, 'worker running');
   // The SDK retries polls for ever: without this, a worker whose Temporal is gone for good
@@ -168,6 +182,7 @@ async function main(): Promise<void> {
   await connection.close();
   await metricsServer?.close();
   await db.close();
+  await tracing?.shutdown();
   logger.info('worker stopped');
 }
 

@@ -1,4 +1,4 @@
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { TextChannel, VideoChannel } from '../config/channels';
@@ -67,20 +67,25 @@ export interface ApiDeps {
   signer: UrlSigner;
   adminToken: string;
   health: () => Promise<HealthReport>;
+  /** A server span per request (middleware/request-spans.ts), when tracing is on. */
+  requestSpans?: Middleware<GatewayState>;
 }
 
 /** Paths whose errors take Anthropic's shape even when no route answered them (a malformed query string). */
 const ANTHROPIC_SHAPED: ReadonlySet<string> = new Set(['/v1/messages']);
 
 /**
- * The HTTP edge, composed in order: request id + access log, error mapping, the request
- * target's check (a path or query that does not decode is a 400), the per-address limit of
- * failed authentications, then the route families, each behind the authentication it needs.
+ * The HTTP edge, composed in order: the request's span (tracing on), request id + access log,
+ * error mapping, the request target's check (a path or query that does not decode is a 400),
+ * the per-address limit of failed authentications, then the route families, each behind the
+ * authentication it needs.
  */
 export function createApp(deps: ApiDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: false });
   app.silent = true;
   const env = deps.config.env;
+  // Outermost: the request's trace context covers everything below it, the access log included.
+  if (deps.requestSpans) app.use(deps.requestSpans);
   app.use(requestContext(deps.logger));
   app.use(httpMetrics());
   // An error no route family answered: in Anthropic's shape on /v1/messages, OpenAI's elsewhere.

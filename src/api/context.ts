@@ -6,6 +6,8 @@ import { AuthenticationError } from './errors';
 /** What the middleware chain puts on ctx.state for the handlers after it. */
 export interface GatewayState {
   requestId: string;
+  /** The id of the trace this request's span belongs to, when tracing is on and it is sampled. */
+  traceId?: string;
   /** process.hrtime.bigint() when the request arrived (openai-processing-ms). */
   receivedAt: bigint;
   log: Logger;

@@ -33,6 +33,7 @@ import { TaskService } from '../tasks/task-service';
 import { DeletedTasks } from '../tasks/deleted-tasks';
 import { createApp } from './app';
 import { createHealthProbe } from './health';
+import { startTracing, type ProcessTracing } from '../telemetry/tracing';
 import { PerKeySlots } from '../limits/per-key-slots';
 
 /** Started tasks are told to the store at most this far apart (one statement per batch). */
@@ -51,9 +52,13 @@ export async function startApiServer(opts: {
   db: Db;
   connection: Connection;
   localWorkerRunning?: () => boolean;
+  /** The process's tracing (telemetry/tracing.ts); null or absent = off. */
+  tracing?: ProcessTracing | null;
 }): Promise<ApiServer> {
   const { config, logger, db, connection } = opts;
   const env = config.env;
+  // Loaded only with tracing on: without it no OpenTelemetry module is ever required.
+  const traced = opts.tracing ? { temporal: await import('../telemetry/temporal-tracing'), http: await import('./middleware/request-spans') } : null;
   const keys = new KeyStore(db);
   await keys.start();
   const adminToken = persistentSecret(config.dataDir, 'admin-token', env.ADMIN_TOKEN);
@@ -64,6 +69,7 @@ export async function startApiServer(opts: {
       namespace: env.TEMPORAL_NAMESPACE,
       taskQueue: env.TEMPORAL_TASK_QUEUE,
       rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
+      interceptors: traced?.temporal.tracingClientInterceptors(),
     },
     new DeletedTasks(db),
   );
@@ -135,6 +141,7 @@ export async function startApiServer(opts: {
       taskQueue: env.TEMPORAL_TASK_QUEUE,
       localWorkerRunning: opts.localWorkerRunning,
     }),
+    requestSpans: traced?.http.requestSpans(),
   });
   const server = createHttpServer(app.callback(), env, logger);
   await new Promise<void>((resolve, reject) => {
@@ -206,6 +213,7 @@ export function createHttpServer(handler: http.RequestListener, env: Config['env
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.env.LOG_LEVEL, 'api');
+  const tracing = await startTracing(config.env, 'api', logger);
   const db = await openStore(config);
   // Lazy: the API starts (and answers 503 with a reason) even while Temporal is down.
   const connection = Connection.lazy({ address: config.temporalAddress });
@@ -213,7 +221,7 @@ async function main(): Promise<void> {
     logger.warn({ err: (err as Error).message }, 'could not check search attributes (will work once Temporal is reachable)'),
   );
   const metricsServer = config.env.METRICS_ADDRESS ? await startMetricsServer(config.env.METRICS_ADDRESS, logger) : undefined;
-  const api = await startApiServer({ config, logger, db, connection });
+  const api = await startApiServer({ config, logger, db, connection, tracing });
   if (api.adminToken.created) logger.warn({ file: `${config.dataDir}/admin-token` }, 'generated an admin token (set ADMIN_TOKEN to choose one)');
   let stopping = false;
   const stop = async () => {
@@ -223,6 +231,7 @@ async function main(): Promise<void> {
     await metricsServer?.close();
     await connection.close();
     await db.close();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());

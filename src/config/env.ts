@@ -26,6 +26,50 @@ const hostPort = z
       .optional(),
   );
 
+/** An http(s) URL; blank counts as unset. */
+const httpUrl = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .pipe(
+    z
+      .string()
+      .url('must be an http(s) URL')
+      .refine((v) => /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL')
+      .optional(),
+  );
+
+/**
+ * OTLP exporter headers, `key=value` pairs separated by commas, values URL-encoded (the
+ * OpenTelemetry specification's format). Messages never repeat a value: these carry tokens.
+ */
+const otlpHeaders = z.string().transform((raw, ctx) => {
+  const headers: Record<string, string> = {};
+  for (const pair of raw.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    const name = at > 0 ? pair.slice(0, at).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      ctx.addIssue({ code: 'custom', message: 'must be key=value pairs separated by commas (a key is missing or not a header name)' });
+      return z.NEVER;
+    }
+    let value: string;
+    try {
+      value = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `the value of ${name} is not valid URL encoding` });
+      return z.NEVER;
+    }
+    // Node refuses control characters in a header when the export is sent: refused here instead.
+    if ([...value].some((c) => (c < ' ' && c !== '\t') || c === '\u007f')) {
+      ctx.addIssue({ code: 'custom', message: `the value of ${name} holds a control character` });
+      return z.NEVER;
+    }
+    headers[name.toLowerCase()] = value;
+  }
+  return headers;
+});
+
 export const envSchema = z.object({
   // HTTP edge
   PORT: int(0, 65535).default(8080),
@@ -88,6 +132,24 @@ export const envSchema = z.object({
   TEMPORAL_METRICS_ADDRESS: hostPort.optional(),
   /** The embedded dev server's /metrics port; 0 = a random free one (the dev server's default). */
   TEMPORAL_DEV_METRICS_PORT: int(0, 65535).default(0),
+
+  // Tracing (docs/operations.md, "Tracing"): the OpenTelemetry variables' standard meanings.
+  /** Either endpoint turns tracing on; unset = off and no OpenTelemetry code is loaded. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  /** The traces URL as it is (the one above gets `/v1/traces` appended); wins over it. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  /** `key=value,key2=value2` (values URL-encoded) sent with every export, e.g. a collector's token. */
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: otlpHeaders.optional(),
+  /** Unset = durable-model-gateway (npm start), durable-model-gateway-api or -worker. */
+  OTEL_SERVICE_NAME: optionalString,
+  OTEL_TRACES_SAMPLER: z
+    .enum(['parentbased_traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'traceidratio', 'always_on', 'always_off'])
+    .default('parentbased_traceidratio'),
+  /** The ratio of new traces kept (0-1) by the traceidratio samplers. */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  /** true = no tracing even with an endpoint set. */
+  OTEL_SDK_DISABLED: bool.default(false),
 
   // Supervision (docs/operations.md, "Health and supervision")
   /**

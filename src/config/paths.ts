@@ -22,3 +22,12 @@ export function temporalCliPath(override?: string): string {
 export function workflowBundlePath(): string {
   return path.join(projectRoot(), 'dist', 'workflow-bundle.js');
 }
+
+/**
+ * The same workflows with Temporal's OpenTelemetry workflow interceptors, which a worker runs
+ * when tracing is on: a bundle of its own, so that a worker without tracing runs exactly the
+ * code it ran before tracing existed.
+ */
+export function tracedWorkflowBundlePath(): string {
+  return path.join(projectRoot(), 'dist', 'workflow-bundle-traced.js');
+}

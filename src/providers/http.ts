@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { metrics, upstreamStatusLabel } from '../metrics/metrics';
+import { startUpstreamSpan } from '../telemetry/upstream-spans';
 import { retryAfterMs } from './retry-after';
 
 /**
@@ -43,18 +44,22 @@ export function isRetryableStatus(status: number): boolean {
 
 /**
  * fetch with a deadline; any non-2xx becomes an UpstreamError carrying the provider's reason.
- * Every attempt is counted on gateway_upstream_requests_total under `channel`.
+ * Every attempt is counted on gateway_upstream_requests_total under `channel` (and is a span, tracing on).
  */
 export async function upstreamFetch(what: string, url: string, init: RequestInit, timeoutMs: number, channel: string): Promise<Response> {
+  // With tracing on, a client span from the request to its response headers (the body is the caller's).
+  const span = startUpstreamSpan({ kind: 'video', channel, method: init.method ?? 'GET', url, operation: what });
   let res: Response;
   try {
     res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     metrics.upstreamRequests.inc({ channel, kind: 'video', status: upstreamStatusLabel(null) });
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    span?.end({ error: cause });
     throw new UpstreamError(`${what}: connection failed (${cause})`, 'retryable');
   }
   metrics.upstreamRequests.inc({ channel, kind: 'video', status: String(res.status) });
+  span?.end({ status: res.status });
   if (res.ok || (res.status >= 300 && res.status < 400 && init.redirect === 'manual')) return res;
   const text = await res.text().catch(() => '');
   throw new UpstreamError(

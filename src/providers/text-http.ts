@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { startUpstreamSpan, type UpstreamSpan } from '../telemetry/upstream-spans';
 
 /**
  * The text proxy's HTTP client: node:http with keep-alive agents rather than fetch, because
@@ -18,6 +19,8 @@ export interface TextUpstreamRequest {
   signal: AbortSignal;
   /** The longest wait for response headers. */
   timeoutMs: number;
+  /** The channel's name, for the attempt's span (tracing on). */
+  channel: string;
 }
 
 /** The upstream could not be reached, or closed or stalled before answering. */
@@ -57,7 +60,23 @@ function sendOnce(req: TextUpstreamRequest): Promise<{ res: http.IncomingMessage
  * upstream closed while idle fails at once with ECONNRESET; that one case is retried on a
  * fresh socket (nothing reached the upstream), as Node's documentation advises.
  */
-export async function postText(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
+export function postText(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
+  const span = startUpstreamSpan({ kind: 'text', channel: req.channel, method: 'POST', url: req.url });
+  // Tracing off: the request as it is, with nothing added on the hot path.
+  if (!span) return sendWithRetry(req);
+  return sendWithRetry(req).then(
+    (res) => {
+      endWithResponse(span, res);
+      return res;
+    },
+    (err: unknown) => {
+      span.end({ error: err instanceof TextConnectionError ? err.code : (err as Error).name });
+      throw err;
+    },
+  );
+}
+
+async function sendWithRetry(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
   try {
     return (await sendOnce(req)).res;
   } catch (err) {
@@ -65,6 +84,14 @@ export async function postText(req: TextUpstreamRequest): Promise<http.IncomingM
     if (e.reused && e.code === 'ECONNRESET' && !req.signal.aborted) return (await sendOnce(req)).res;
     throw err;
   }
+}
+
+/** The attempt's span covers the whole answer, a stream's last byte included: it ends when the response closes. */
+function endWithResponse(span: UpstreamSpan, res: http.IncomingMessage): void {
+  const status = res.statusCode ?? 502;
+  const end = () => span.end(res.complete ? { status } : { status, error: 'response_incomplete' });
+  if (res.closed) end();
+  else res.once('close', end);
 }
 
 /** Reads a whole (small or non-streamed) body; a stall past the deadline or a reset rejects. */

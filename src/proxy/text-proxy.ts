@@ -288,6 +288,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
           body,
           signal: upstreamSignal,
           timeoutMs: limits.timeoutMs,
+          channel: channel.name,
         }),
       );
     } catch (err) {

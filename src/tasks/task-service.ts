@@ -17,6 +17,7 @@ import {
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
   type Connection,
+  type WorkflowClientInterceptor,
 } from '@temporalio/client';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import { WATCH_JOB_ACTIVITY, type VideoTaskInput } from '../workflows/video-task-types';
@@ -30,6 +31,8 @@ export interface TaskServiceOptions {
   namespace: string;
   taskQueue: string;
   rpcTimeoutMs: number;
+  /** The client's workflow interceptors: Temporal's tracing ones when tracing is on (telemetry/temporal-tracing.ts). */
+  interceptors?: WorkflowClientInterceptor[];
 }
 
 const CLOSED_CACHE_MAX = 20_000;
@@ -44,7 +47,7 @@ export class TaskService {
     /** The store's deletion marks; null where there is no store (the workflow tests), where no task is ever deleted. */
     private readonly deleted: Pick<DeletedTasks, 'has'> | null,
   ) {
-    this.client = new Client({ connection, namespace: opts.namespace });
+    this.client = new Client({ connection, namespace: opts.namespace, ...(opts.interceptors ? { interceptors: { workflow: opts.interceptors } } : {}) });
   }
 
   private rpc<T>(fn: () => Promise<T>, timeoutMs = this.opts.rpcTimeoutMs): Promise<T> {

@@ -15,7 +15,7 @@ declare global {
 }
 
 export default async function globalSetup(): Promise<void> {
-  for (const f of ['dist/src/api/server.js', 'dist/src/worker.js', 'dist/simulator/main.js', 'dist/workflow-bundle.js']) {
+  for (const f of ['dist/src/api/server.js', 'dist/src/worker.js', 'dist/simulator/main.js', 'dist/workflow-bundle.js', 'dist/workflow-bundle-traced.js']) {
     if (!fs.existsSync(path.join(ROOT, f))) throw new Error(`${f} is missing: run the tests with \`npm test\` (it builds first).`);
   }
   const cli = path.join(ROOT, '.tools/temporal/bin/temporal');

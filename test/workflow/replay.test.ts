@@ -8,8 +8,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from '@temporalio/worker';
-import { workflowBundlePath } from '../../src/config/paths';
+import { Resource } from '@opentelemetry/resources';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import { tracedWorkflowBundlePath, workflowBundlePath } from '../../src/config/paths';
+import { tracedWorkerOptions } from '../../src/telemetry/temporal-tracing';
 import { HISTORIES_DIR, quietRuntime } from './harness';
 
 /** Every shape a task or character run can take; each must have a saved history. */
@@ -34,6 +37,8 @@ const SHAPES = [
   'watched-cancelled-unclaimed',
   'character-completed',
   'character-failed',
+  // Recorded with tracing on (tracing.test.ts): trace context in its start and activity headers.
+  'traced-completed',
 ];
 
 const files = fs.existsSync(HISTORIES_DIR)
@@ -47,7 +52,7 @@ test('a saved history exists for every workflow shape', () => {
   expect(files.map((f) => f.replace(/\.json$/, ''))).toEqual(expect.arrayContaining(SHAPES));
 });
 
-test('every saved history replays against the shipped workflow bundle without nondeterminism', async () => {
+async function replayAll(options: ReplayWorkerOptions): Promise<void> {
   quietRuntime();
   const histories = files.map((file) => ({
     workflowId: file.replace(/\.json$/, ''),
@@ -55,11 +60,27 @@ test('every saved history replays against the shipped workflow bundle without no
   }));
   const replayed: string[] = [];
   const failures: string[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: workflowBundlePath() } }, histories)) {
+  for await (const result of Worker.runReplayHistories(options, histories)) {
     replayed.push(result.workflowId);
     if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
   }
   expect(failures).toEqual([]);
   // Both sorted as ids: files sort by name, where `a-b.json` comes before `a.json`.
   expect(replayed.sort()).toEqual(histories.map((h) => h.workflowId).sort());
+}
+
+test('every saved history replays against the shipped workflow bundle without nondeterminism', async () => {
+  await replayAll({ workflowBundle: { codePath: workflowBundlePath() } });
+}, 60_000);
+
+/**
+ * Tracing may be turned on while tasks are in flight: the traced bundle, with the interceptors
+ * and sink a traced worker installs (the same function builds them), must replay every history
+ * recorded without it. Spans go to an in-memory processor; none is exported during a replay.
+ */
+test('every saved history replays against the traced workflow bundle (tracing on) without nondeterminism', async () => {
+  const exported = new InMemorySpanExporter();
+  const traced = tracedWorkerOptions({ processor: new SimpleSpanProcessor(exported), resource: new Resource({ 'service.name': 'replay' }) });
+  await replayAll({ workflowBundle: { codePath: tracedWorkflowBundlePath() }, ...traced });
+  expect(exported.getFinishedSpans()).toEqual([]);
 }, 60_000);

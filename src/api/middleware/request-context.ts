@@ -6,7 +6,8 @@ import type { GatewayState } from '../context';
 /**
  * A request id (the caller's x-request-id when it is sane, else a new one) on the response
  * and on every log line; one access-log line per request with no query string, since
- * signed file links carry their signature there.
+ * signed file links carry their signature there. With tracing on, the lines carry the
+ * request's trace id too (set by request-spans.ts, which runs first).
  */
 export function requestContext(logger: Logger): Middleware<GatewayState> {
   return async (ctx, next) => {
@@ -15,7 +16,7 @@ export function requestContext(logger: Logger): Middleware<GatewayState> {
     const started = process.hrtime.bigint();
     ctx.state.requestId = requestId;
     ctx.state.receivedAt = started;
-    ctx.state.log = logger.child({ requestId });
+    ctx.state.log = logger.child(ctx.state.traceId ? { requestId, traceId: ctx.state.traceId } : { requestId });
     ctx.set('x-request-id', requestId);
     try {
       await next();
