@@ -94,8 +94,17 @@ test("the build stage's commands succeed on that context and produce what the ru
   for (const script of [cmd[1]!, 'dist/src/worker.js', 'dist/workflow-bundle.js', 'dist/simulator/main.js']) {
     expect(fs.existsSync(path.join(dir, script))).toBe(true);
   }
-  // Nothing but the product was compiled.
+  // Nothing but the product was compiled (and both workflow bundles: the traced one runs when tracing is on).
   expect(fs.readdirSync(path.join(dir, 'dist')).sort()).toEqual(
-    ['.tsbuildinfo.product', 'scripts', 'simulator', 'src', 'workflow-bundle.js', 'workflow-bundle.js.sha256'].sort(),
+    [
+      '.tsbuildinfo.product',
+      'scripts',
+      'simulator',
+      'src',
+      'workflow-bundle.js',
+      'workflow-bundle.js.sha256',
+      'workflow-bundle-traced.js',
+      'workflow-bundle-traced.js.sha256',
+    ].sort(),
   );
 }, 300_000);
