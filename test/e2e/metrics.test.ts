@@ -12,6 +12,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { parse as parseYaml } from 'yaml';
 import { ledgerOf } from '../support/billing';
+import { channelsYaml } from '../support/channels-file';
 import { createTask, waitForTerminal } from '../support/client';
 import { freePort } from '../support/ports';
 import { familiesOf, metricNamesIn, scrape, sumOf, type Sample } from '../support/prometheus';
@@ -33,23 +34,21 @@ let api: Sample[];
 let worker: Sample[];
 let sdk: Sample[];
 
-function channelsYaml(sim: string): string {
-  const ch = (name: string, type: string, baseUrl: string, models: string, priority: number) =>
-    `  - name: ${name}\n    type: ${type}\n    base_url: ${baseUrl}\n    api_key: sim-key\n    models: ${models}\n    priority: ${priority}\n`;
-  return `channels:\n${[
+function channels(sim: string): string {
+  return channelsYaml([
     // Port 1 is never served here: every attempt on it fails to connect.
-    ch('dead-native', 'anthropic-native', 'http://127.0.0.1:1', `["${SONNET}"]`, 10),
-    ch('live-native', 'anthropic-native', sim, `["${SONNET}"]`, 0),
-    ch('live-openai', 'openai-compatible', `${sim}/v1`, `["${MINI}"]`, 0),
-    ch('veo', 'gemini-veo', sim, `{ "${VIDEO}": "veo-3.0-generate-001" }`, 0),
-  ].join('')}`;
+    { name: 'dead-native', type: 'anthropic-native', baseUrl: 'http://127.0.0.1:1', models: [SONNET], priority: 10 },
+    { name: 'live-native', type: 'anthropic-native', baseUrl: sim, models: [SONNET], priority: 0 },
+    { name: 'live-openai', type: 'openai-compatible', baseUrl: `${sim}/v1`, models: [MINI], priority: 0 },
+    { name: 'veo', type: 'gemini-veo', baseUrl: sim, models: { [VIDEO]: 'veo-3.0-generate-001' }, priority: 0 },
+  ]);
 }
 
 beforeAll(async () => {
   const { simulatorUrl } = e2eEnv();
   tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'metrics-'));
   const file = path.join(tmpDir, 'channels.yaml');
-  fs.writeFileSync(file, channelsYaml(simulatorUrl));
+  fs.writeFileSync(file, channels(simulatorUrl));
   const workerPort = await freePort();
   const sdkPort = await freePort();
   workerMetricsUrl = `http://127.0.0.1:${workerPort}/metrics`;

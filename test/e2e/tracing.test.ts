@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import { channelsYaml } from '../support/channels-file';
 import { call, waitForTerminal, type TaskView } from '../support/client';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { waitFor } from '../support/ports';
@@ -31,15 +32,13 @@ const PROBE = path.join(ROOT, 'dist/test/support/loaded-modules.js');
 const OTEL_MODULE =
   /[\\/](@opentelemetry[\\/](?!api[\\/])|@temporalio[\\/]interceptors-opentelemetry[\\/]|telemetry[\\/](tracer-provider|upstream-tracer|temporal-tracing)\.js$|middleware[\\/]request-spans\.js$)/;
 
-function channelsYaml(sim: string): string {
-  const ch = (name: string, type: string, baseUrl: string, models: string, priority: number) =>
-    `  - name: ${name}\n    type: ${type}\n    base_url: ${baseUrl}\n    api_key: sim-key\n    models: ${models}\n    priority: ${priority}\n`;
-  return `channels:\n${[
+function channelsFile(sim: string): string {
+  return channelsYaml([
     // Port 1 is never served here: the attempt on it fails to connect, and the request fails over.
-    ch('dead-native', 'anthropic-native', 'http://127.0.0.1:1', `["${SONNET}"]`, 10),
-    ch('live-native', 'anthropic-native', sim, `["${SONNET}"]`, 0),
-    ch('veo', 'gemini-veo', sim, `{ "${VIDEO}": "veo-3.0-generate-001" }`, 0),
-  ].join('')}`;
+    { name: 'dead-native', type: 'anthropic-native', baseUrl: 'http://127.0.0.1:1', models: [SONNET], priority: 10 },
+    { name: 'live-native', type: 'anthropic-native', baseUrl: sim, models: [SONNET], priority: 0 },
+    { name: 'veo', type: 'gemini-veo', baseUrl: sim, models: { [VIDEO]: 'veo-3.0-generate-001' }, priority: 0 },
+  ]);
 }
 
 /** What one gateway run did: the key, the marker its prompts carried, the task, the processes' loaded modules. */
@@ -62,7 +61,7 @@ const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 async function runGateway(env: Record<string, string>, workerEnv: Record<string, string>, traceparent: string): Promise<Run> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tracing-'));
   const channels = path.join(tmp, 'channels.yaml');
-  fs.writeFileSync(channels, channelsYaml(e2eEnv().simulatorUrl));
+  fs.writeFileSync(channels, channelsFile(e2eEnv().simulatorUrl));
   const apiModulesFile = path.join(tmp, 'api-modules.json');
   const workerModulesFile = path.join(tmp, 'worker-modules.json');
   const gw = await startGateway({
