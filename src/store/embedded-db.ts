@@ -112,7 +112,14 @@ class StoreProcess {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.child.send({ ...body, id } as StoreRequest);
+      // A store process that died a moment ago is still `connected` until its exit is seen: the
+      // send then fails with EPIPE, which without this callback is an 'error' event on the child,
+      // and an unheard one would take the whole gateway down with it.
+      this.child.send({ ...body, id } as StoreRequest, (err) => {
+        if (!err) return;
+        this.pending.delete(id);
+        reject(new Error(`the embedded store process is not running (${err.message})`));
+      });
     });
   }
 }
