@@ -21,6 +21,15 @@ export interface GatewayState {
 }
 
 /**
+ * The route pattern @koa/router matched (`/v1/videos/:id`), undefined when no route did: what
+ * metrics and spans name a request by, so ids never become label values or span names.
+ */
+export function matchedRoute(ctx: object): string | undefined {
+  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof matched === 'string' ? matched : undefined;
+}
+
+/**
  * The key that authenticated this request. Routes behind the key middleware always have one;
  * a route mounted without it gets a 401 rather than a crash.
  */

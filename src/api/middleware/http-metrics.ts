@@ -1,12 +1,6 @@
 import type { Middleware, ParameterizedContext } from 'koa';
-import type { GatewayState } from '../context';
+import { matchedRoute, type GatewayState } from '../context';
 import { metrics, secondsSince } from '../../metrics/metrics';
-
-/** The route pattern @koa/router matched (`/v1/videos/:id`), so ids never become label values. */
-function routeOf(ctx: ParameterizedContext<GatewayState>): string {
-  const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-  return typeof matched === 'string' ? matched : 'unmatched';
-}
 
 /** Who called: a key's class, the admin token, or nobody authenticated. */
 function keyClassOf(ctx: ParameterizedContext<GatewayState>): string {
@@ -41,7 +35,7 @@ export function httpMetrics(): Middleware<GatewayState> {
     try {
       await next();
     } finally {
-      const route = routeOf(ctx);
+      const route = matchedRoute(ctx) ?? 'unmatched';
       const status = ctx.status;
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(status), key_class: keyClassOf(ctx) });
       metrics.httpDuration.observe({ method: ctx.method, route, status_class: `${Math.floor(status / 100)}xx` }, secondsSince(ctx.state.receivedAt));

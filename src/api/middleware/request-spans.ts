@@ -9,13 +9,8 @@
  * stream's last byte included.
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Middleware, ParameterizedContext } from 'koa';
-import type { GatewayState } from '../context';
-
-function routeOf(ctx: ParameterizedContext<GatewayState>): string | undefined {
-  const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-  return typeof matched === 'string' ? matched : undefined;
-}
+import type { Middleware } from 'koa';
+import { matchedRoute, type GatewayState } from '../context';
 
 export function requestSpans(): Middleware<GatewayState> {
   const tracer = trace.getTracer('durable-model-gateway/http');
@@ -25,7 +20,7 @@ export function requestSpans(): Middleware<GatewayState> {
     // For the access log's line: a request's log and its trace find each other.
     if (span.isRecording()) ctx.state.traceId = span.spanContext().traceId;
     ctx.res.once('close', () => {
-      const route = routeOf(ctx);
+      const route = matchedRoute(ctx);
       const status = ctx.res.statusCode;
       if (route) span.setAttribute('http.route', route).updateName(`${ctx.method} ${route}`);
       span.setAttribute('http.response.status_code', status);
