@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { metrics, upstreamStatusLabel } from '../metrics/metrics';
 import { startUpstreamSpan, type UpstreamSpan } from '../telemetry/upstream-spans';
 
 /**
@@ -76,7 +77,24 @@ export function postText(req: TextUpstreamRequest): Promise<http.IncomingMessage
   );
 }
 
+/**
+ * The request, retried once on a reset keep-alive socket; counted on
+ * gateway_upstream_requests_total as video requests are in upstreamFetch (a request abandoned
+ * because its client left is not an upstream failure, and is not counted).
+ */
 async function sendWithRetry(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
+  let res: http.IncomingMessage;
+  try {
+    res = await sendOnceRetryingReset(req);
+  } catch (err) {
+    if (!req.signal.aborted) metrics.upstreamRequests.inc({ channel: req.channel, kind: 'text', status: upstreamStatusLabel(null) });
+    throw err;
+  }
+  metrics.upstreamRequests.inc({ channel: req.channel, kind: 'text', status: String(res.statusCode ?? 502) });
+  return res;
+}
+
+async function sendOnceRetryingReset(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
   try {
     return (await sendOnce(req)).res;
   } catch (err) {

@@ -9,7 +9,7 @@ import { emptyUsage, type StreamTap, type TextUsage } from '../providers/usage';
 import type { UsageOutcome } from '../billing/usage';
 import type { ChannelHealth } from './channel-health';
 import { retryAfterMs } from '../providers/retry-after';
-import { metrics, upstreamStatusLabel } from '../metrics/metrics';
+import { metrics } from '../metrics/metrics';
 
 /** What differs between the two text protocols; everything else in the proxy is shared. */
 export interface TextProtocol {
@@ -294,7 +294,6 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
     } catch (err) {
       if (upstreamSignal.aborted) throw new ClientGoneError();
       const reason = err instanceof TextConnectionError ? err.message : String(err);
-      metrics.upstreamRequests.inc({ channel: channel.name, kind: 'text', status: upstreamStatusLabel(null) });
       health.failed(channel.name, reason);
       req.log.warn({ channel: channel.name, reason }, 'text channel failed; trying the next');
       failure = failureOf(channel, null, 'network', reason);
@@ -302,7 +301,6 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
     }
 
     const status = res.statusCode ?? 502;
-    metrics.upstreamRequests.inc({ channel: channel.name, kind: 'text', status: String(status) });
     if (status < 200 || status >= 300) {
       const text = await waitOn(readAll(res, limits.timeoutMs, 1024 * 1024)).catch(() => Buffer.alloc(0));
       const parsed = parseJson(text);
