@@ -48,6 +48,12 @@ async function keyWithClients(name: string) {
   };
 }
 
+/** A motion video created through the SDK, once its upstream job was submitted; the video and its job id at the provider. */
+async function runningMotionTask(openai: OpenAI, prompt: string): Promise<{ created: OpenAI.Video; jobId: string }> {
+  const created = await openai.videos.create({ model: 'motion-2' as OpenAI.VideoModel, prompt, seconds: '8', size: '1280x720' });
+  return { created, jobId: await upstreamJob(created.id) };
+}
+
 /** Waits until the task's upstream job was submitted; its job id at the provider. */
 async function upstreamJob(taskId: string): Promise<string> {
   let jobId: string | undefined;
@@ -62,13 +68,7 @@ const workflowStatus = async (taskId: string) => (await temporal.workflow.getHan
 
 test('a running task: cancelled at the provider, refunded exactly once, its run cancelled, gone everywhere', async () => {
   const { id: keyId, key, openai, onReplica } = await keyWithClients('delete-running');
-  const created = await openai.videos.create({
-    model: 'motion-2' as OpenAI.VideoModel,
-    prompt: 'to be cancelled [sim:ms=120000] [sim:cancellable]',
-    seconds: '8',
-    size: '1280x720',
-  });
-  const jobId = await upstreamJob(created.id);
+  const { created, jobId } = await runningMotionTask(openai, 'to be cancelled [sim:ms=120000] [sim:cancellable]');
   expect((await onReplica.videos.retrieve(created.id)).id).toBe(created.id);
   const charged = (await balanceOf(gw.url, keyId))!;
   expect(charged).toBeLessThan(QUOTA);
@@ -101,13 +101,7 @@ test('a running task: cancelled at the provider, refunded exactly once, its run 
 
 test('a running task at a provider that will not cancel it: refunded and cancelled all the same, the job left to run', async () => {
   const { id: keyId, openai } = await keyWithClients('delete-refused');
-  const created = await openai.videos.create({
-    model: 'motion-2' as OpenAI.VideoModel,
-    prompt: 'provider says no [sim:ms=120000]',
-    seconds: '8',
-    size: '1280x720',
-  });
-  const jobId = await upstreamJob(created.id);
+  const { created, jobId } = await runningMotionTask(openai, 'provider says no [sim:ms=120000]');
   const deletesBefore = await deleteRequests();
   expect(await openai.videos.delete(created.id)).toMatchObject({ deleted: true });
   await waitFor('the run to end as cancelled', async () => (await workflowStatus(created.id)) === 'CANCELLED', 30_000, 100);
