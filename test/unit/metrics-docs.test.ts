@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { envSchema } from '../../src/config/env';
 import { registry } from '../../src/metrics/metrics';
+import { devServerArgs } from '../../src/temporal/dev-server';
 import { metricNamesIn } from '../support/prometheus';
 
 const ROOT = path.join(__dirname, '../..');
@@ -64,4 +65,12 @@ test('metrics listener addresses are host:port', () => {
   expect(parse('0.0.0.0:70000')).toBe(false);
   expect(parse('http://0.0.0.0:9465')).toBe(false);
   expect(envSchema.parse({ METRICS_ADDRESS: '' }).METRICS_ADDRESS).toBeUndefined();
+});
+
+test("TEMPORAL_DEV_METRICS_PORT reaches the dev server's command line; 0 leaves it the dev server's random port", () => {
+  const base = { dataDir: '/tmp/x', port: 7233, uiPort: 8233, namespace: 'default' };
+  const args = devServerArgs({ ...base, metricsPort: 9090 });
+  expect(args[args.indexOf('--metrics-port') + 1]).toBe('9090');
+  expect(devServerArgs({ ...base, metricsPort: 0 })).not.toContain('--metrics-port');
+  expect(envSchema.parse({}).TEMPORAL_DEV_METRICS_PORT).toBe(0);
 });
