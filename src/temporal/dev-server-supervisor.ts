@@ -8,9 +8,9 @@
  */
 import { Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { startDevServer, type DevServer, type DevServerExit, type DevServerOptions } from './dev-server';
+import { DevServerExitedAtStart, startDevServer, type DevServer, type DevServerExit, type DevServerOptions } from './dev-server';
 import { watchReachability, type Watchdog } from './reachability-watchdog';
-import { RestartBudget, type RestartPolicy } from './restart-budget';
+import { RestartBudget, restartDelayMs, type RestartPolicy } from './restart-budget';
 
 export type DevServerState = 'running' | 'restarting' | 'failed' | 'stopped';
 
@@ -39,13 +39,20 @@ export interface DevServerSupervisorOptions extends Omit<DevServerOptions, 'sign
 /** How often the running server is asked whether it answers (getSystemInfo, 5 s deadline). */
 const PROBE_EVERY_MS = 5000;
 
-/** Starts the dev server (a failed first start rejects, as before) and keeps it running. */
+/** How often a first start whose server exited during start-up is tried in all. */
+const FIRST_START_ATTEMPTS = 3;
+
+/**
+ * Starts the dev server and keeps it running. A first start whose process exited during start-up
+ * is tried again (FIRST_START_ATTEMPTS in all, with the policy's backoff); any other failed
+ * first start (no CLI, never ready, another gateway on the DATA_DIR) rejects at once.
+ */
 export async function superviseDevServer(opts: DevServerSupervisorOptions): Promise<SupervisedDevServer> {
   const logger: Logger = opts.logger;
   const budget = new RestartBudget(opts.policy);
   const stopping = new AbortController();
   let state: DevServerState = 'running';
-  let server: DevServer = await startDevServer(opts);
+  let server: DevServer = await firstStart(opts);
   let recovery: Promise<void> = Promise.resolve();
   // Lazy: it connects at the first probe and reconnects by itself to every restarted server.
   const probe = Connection.lazy({ address: server.address });
@@ -127,6 +134,19 @@ export async function superviseDevServer(opts: DevServerSupervisorOptions): Prom
       state = 'stopped';
     },
   };
+}
+
+async function firstStart(opts: DevServerSupervisorOptions): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServer(opts);
+    } catch (err) {
+      if (!(err instanceof DevServerExitedAtStart) || attempt >= FIRST_START_ATTEMPTS) throw err;
+      const delayMs = restartDelayMs(opts.policy, attempt - 1);
+      opts.logger.warn({ attempt, of: FIRST_START_ATTEMPTS, delayMs, err: err.message }, 'the temporal dev server exited during start-up; starting it again');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -36,6 +36,13 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
+/**
+ * The server process ended before it answered. Often transient: the CLI picks its internal ports
+ * (history, matching, membership) free at one instant and binds them the next, so a process
+ * starting beside it can take one first ("address already in use").
+ */
+export class DevServerExitedAtStart extends Error {}
+
 /** How long a start may take before it counts as failed. */
 const START_DEADLINE_MS = 60_000;
 
@@ -210,7 +217,7 @@ async function waitForServer(address: string, exited: Promise<DevServerExit>, si
   if (signal?.aborted) throw new Error('the temporal dev server start was given up (stopping)');
   if (exit) {
     const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
-    throw new Error(`the temporal dev server exited during start-up (${how}); see temporal-server.log in DATA_DIR`);
+    throw new DevServerExitedAtStart(`the temporal dev server exited during start-up (${how}); see temporal-server.log in DATA_DIR`);
   }
   throw new Error(`the temporal dev server did not become ready within ${START_DEADLINE_MS / 1000} s: ${String(lastError)}`);
 }
