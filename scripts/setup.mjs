@@ -222,7 +222,8 @@ function plan(flags) {
   const bundle = flags.build && (tsc || fs.existsSync(BUNDLE_SCRIPT));
   let consoleFingerprint;
   let consoleBuild = false;
-  if (flags.build) {
+  // A checkout without the console (or its build script) has nothing to build.
+  if (flags.build && fs.existsSync(CONSOLE_SCRIPT) && fs.existsSync(path.join(ROOT, 'console'))) {
     consoleFingerprint = fingerprintOf(CONSOLE_INPUT_DIRS, CONSOLE_INPUT_FILES);
     consoleBuild = npm !== undefined || !fs.existsSync(CONSOLE_INDEX) || readText(CONSOLE_STAMP)?.trim() !== consoleFingerprint;
   }
