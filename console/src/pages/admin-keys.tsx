@@ -252,7 +252,7 @@ export function AdminKeys() {
                   </td>
                   <td class="mono">{k.id}</td>
                   <td class="mono">{k.key_hint}</td>
-                  <td class="num">{credits(k.balance)}</td>
+                  <td class="num">{k.unlimited ? 'unlimited' : k.balance === undefined || k.balance === null ? '' : credits(k.balance)}</td>
                   <td class="num">{credits(k.spent ?? 0)}</td>
                   <td>
                     {k.rate_limit_rpm ? `${k.rate_limit_rpm}/min` : 'no rpm'}, {k.max_concurrent_tasks ? `${k.max_concurrent_tasks} tasks` : 'no task cap'}
