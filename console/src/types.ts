@@ -149,12 +149,13 @@ export interface Channel {
   priority?: number;
   weight?: number;
   simulated: boolean;
-  state?: 'healthy' | 'resting';
+  /** Health figures: null for video channels, whose calls the worker makes (this process keeps none). */
+  state?: 'healthy' | 'resting' | null;
   resting_until?: number | null;
-  consecutive_failures?: number;
-  served?: number;
-  failed?: number;
-  failovers?: number;
+  consecutive_failures?: number | null;
+  served?: number | null;
+  failed?: number | null;
+  failovers?: number | null;
   last_error?: string | null;
 }
 

@@ -9,8 +9,14 @@ import type { AuditReport, Channel, List, VideoItem } from '../types';
 
 export function AdminChannels() {
   const channels = useLoad((signal) => api<List<Channel>>('/admin/channels', { signal }), [], 5000);
+  // A failover count is shown when the gateway reports one (it may not, per channel).
+  const failovers = channels.data?.data.some((c) => typeof c.failovers === 'number') ?? false;
   return (
     <Page title="Channels">
+      <p class="muted">
+        Text channels carry this process's health figures (failures in a row, a rest after the threshold, the last error); video channels are called by the
+        worker, so only their settings are listed. Refreshed every 5 s.
+      </p>
       <ErrorNote error={channels.error} />
       {channels.data ? (
         <div class="table-wrap">
@@ -52,7 +58,7 @@ export function AdminChannels() {
                   <td class="num">{c.consecutive_failures ?? ''}</td>
                   <td class="num">{c.served ?? ''}</td>
                   <td class="num">{c.failed ?? ''}</td>
-                  <td class="num">{c.failovers ?? ''}</td>
+                  {failovers ? <td class="num">{c.failovers ?? ''}</td> : null}
                   <td class="wrap">{c.last_error ?? ''}</td>
                   <td class="wrap">{c.models.join(', ')}</td>
                 </tr>
