@@ -12,10 +12,15 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
+  // A CR that ends a chunk may be the first half of a CRLF: it waits for the next chunk.
+  let heldCr = '';
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+    let text = heldCr + decoder.decode(value, { stream: true });
+    heldCr = text.endsWith('\r') ? '\r' : '';
+    if (heldCr) text = text.slice(0, -1);
+    buffer += text.replace(/\r\n?/g, '\n');
     let end = buffer.indexOf('\n\n');
     while (end >= 0) {
       const frame = parseFrame(buffer.slice(0, end));
@@ -24,7 +29,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
       end = buffer.indexOf('\n\n');
     }
   }
-  const last = parseFrame(buffer);
+  const last = parseFrame(buffer + (heldCr ? '\n' : ''));
   if (last) yield last;
 }
 
