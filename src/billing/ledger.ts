@@ -39,6 +39,14 @@ export interface LedgerEntryView {
   created_at: number;
 }
 
+/** What GET .../ledger may narrow the entries to (all optional): times in unix seconds, until exclusive. */
+export interface LedgerFilter {
+  kind?: LedgerKind;
+  model?: string;
+  since?: number;
+  until?: number;
+}
+
 export interface BalanceView {
   /** Credits left; null when the key is unlimited. */
   balance: number | null;
@@ -395,8 +403,8 @@ export class BillingStore {
     };
   }
 
-  /** The key's ledger (entries and priced usage), newest first; `offset` pages back. */
-  async ledger(keyId: string, limit: number, offset = 0): Promise<LedgerEntryView[]> {
+  /** The key's ledger (entries and priced usage), newest first; `offset` pages back; `filter` narrows it. */
+  async ledger(keyId: string, limit: number, offset = 0, filter: LedgerFilter = {}): Promise<LedgerEntryView[]> {
     const rows = await this.db.query<{
       id: string;
       kind: LedgerKind;
@@ -410,8 +418,11 @@ export class BillingStore {
          select 'le_' || id as id, id as seq, kind, amount, ref, reason, model, created_at from ledger_entries where key_id = $1
          union all
          select id, 0 as seq, 'usage', -price, id, 'text usage, request ' || request_id, model, created_at from usage_records where key_id = $1 and price > 0
-       ) e order by created_at desc, seq desc, id desc limit $2 offset $3`,
-      [keyId, limit, offset],
+       ) e
+       where ($4::text is null or kind = $4) and ($5::text is null or model = $5)
+         and ($6::float8 is null or created_at >= to_timestamp($6::float8)) and ($7::float8 is null or created_at < to_timestamp($7::float8))
+       order by created_at desc, seq desc, id desc limit $2 offset $3`,
+      [keyId, limit, offset, filter.kind ?? null, filter.model ?? null, filter.since ?? null, filter.until ?? null],
     );
     return rows.map((r) => ({
       id: r.id,

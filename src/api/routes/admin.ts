@@ -132,9 +132,9 @@ export function adminRoutes({ db, keys, billing, usage, textChannels, channelHea
 
   router.get('/keys/:id/ledger', async (ctx) => {
     const key = await keyOr404(ctx.params.id);
-    const { limit, offset } = parseOrThrow(ledgerQuery, ctx.query);
+    const { limit, offset, ...filter } = parseOrThrow(ledgerQuery, ctx.query);
     await usage.flush();
-    const data = await billing.ledger(key.id, limit, offset);
+    const data = await billing.ledger(key.id, limit, offset, filter);
     ctx.body = { object: 'list', key_id: key.id, data, has_more: data.length === limit };
   });
 

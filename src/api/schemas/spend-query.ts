@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { BUCKET_SECONDS } from '../../billing/spend';
+import { unixSeconds } from './ledger-query';
+
+/** At most this many buckets per answer (400 days, or 16 days of hours). */
+export const MAX_SPEND_BUCKETS = 400;
+
+/** How far back a spend report reaches when `since` is not given. */
+const DEFAULT_SPAN: Readonly<Record<'day' | 'hour', number>> = { day: 30 * 86_400, hour: 48 * 3600 };
+
+/**
+ * ?granularity=day|hour&since=&until= of GET /v1/billing/spend. Defaults: until = now, since =
+ * 30 days (day) or 48 hours (hour) before it; at most MAX_SPEND_BUCKETS buckets.
+ */
+export function spendQuery(now: number) {
+  return z
+    .strictObject({
+      granularity: z.enum(['day', 'hour']).default('day'),
+      since: unixSeconds.optional(),
+      until: unixSeconds.optional(),
+    })
+    .transform((q) => {
+      const until = q.until ?? now;
+      return { granularity: q.granularity, until, since: q.since ?? until - DEFAULT_SPAN[q.granularity] };
+    })
+    .refine((q) => q.since < q.until, { message: "'since' must be before 'until'", path: ['since'] })
+    .refine((q) => Math.ceil((q.until - q.since) / BUCKET_SECONDS[q.granularity]) <= MAX_SPEND_BUCKETS, {
+      message: `the range holds more than ${MAX_SPEND_BUCKETS} buckets; narrow it or use a coarser granularity`,
+      path: ['since'],
+    });
+}
