@@ -403,6 +403,20 @@ export class BillingStore {
     };
   }
 
+  /**
+   * Every key's balance (null when unlimited) and spending (charges + usage - refunds), by key
+   * id, in one query: what the admin key list shows beside each key.
+   */
+  async balances(): Promise<Map<string, { balance: number | null; spent: number }>> {
+    const rows = await this.db.query<{ id: string; limited: boolean; balance: string | number; spent: string | number }>(
+      `select k.id, k.limited, k.balance, coalesce(l.spent, 0) + coalesce(u.spent, 0) as spent
+       from api_keys k
+       left join (select key_id, -sum(amount) as spent from ledger_entries where kind <> 'grant' group by key_id) l on l.key_id = k.id
+       left join (select key_id, sum(price) as spent from usage_records group by key_id) u on u.key_id = k.id`,
+    );
+    return new Map(rows.map((r) => [r.id, { balance: r.limited ? num(r.balance) : null, spent: num(r.spent) }]));
+  }
+
   /** The key's ledger (entries and priced usage), newest first; `offset` pages back; `filter` narrows it. */
   async ledger(keyId: string, limit: number, offset = 0, filter: LedgerFilter = {}): Promise<LedgerEntryView[]> {
     const rows = await this.db.query<{

@@ -167,7 +167,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       if (err instanceof UnknownCursor) throw new InvalidRequestError(`'after' names no video of this key: ${err.message}`, 'after', 'invalid_cursor');
       throw err;
     }
-    const data = page.tasks.map((t) => videoListItemView(t, deps.signer));
+    const data = page.tasks.map((t) => ({ ...videoListItemView(t.state, deps.signer), cost: t.cost }));
     ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: page.lastId, has_more: page.hasMore };
   });
 
