@@ -95,8 +95,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   const env = deps.config.env;
   const publicOrigin = new URL(deps.config.publicBaseUrl).origin;
   const consoleAuth: ConsoleAuth = {
-    sessions:
-      deps.consoleSessions ?? new ConsoleSessions(deps.db, { idleMinutes: env.CONSOLE_SESSION_IDLE_MINUTES, maxHours: env.CONSOLE_SESSION_MAX_HOURS }),
+    sessions: deps.consoleSessions ?? new ConsoleSessions(deps.db, { idleMinutes: env.CONSOLE_SESSION_IDLE_MINUTES, maxHours: env.CONSOLE_SESSION_MAX_HOURS }),
     keys: deps.keys,
     trustProxy: env.TRUST_PROXY,
     publicOrigin,

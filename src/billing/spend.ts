@@ -17,7 +17,8 @@ export interface SpendBucket {
 }
 
 /** The start of the UTC bucket holding `unix` (seconds). */
-export const bucketStart = (unix: number, granularity: SpendGranularity): number => unix - (((unix % BUCKET_SECONDS[granularity]) + BUCKET_SECONDS[granularity]) % BUCKET_SECONDS[granularity]);
+export const bucketStart = (unix: number, granularity: SpendGranularity): number =>
+  unix - (((unix % BUCKET_SECONDS[granularity]) + BUCKET_SECONDS[granularity]) % BUCKET_SECONDS[granularity]);
 
 /**
  * A key's spending by model and UTC bucket over [since, until): task charges net of their

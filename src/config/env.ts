@@ -281,7 +281,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${env.TEMPORAL_DEV_PORT}`,
     embeddedTemporal: env.TEMPORAL_ADDRESS === undefined,
     // The embedded dev server serves its UI itself; a cluster's UI is wherever the operator says.
-    temporalUiUrl:
-      env.TEMPORAL_UI_URL?.replace(/\/+$/, '') ?? (env.TEMPORAL_ADDRESS === undefined ? `http://localhost:${env.TEMPORAL_UI_PORT}` : null),
+    temporalUiUrl: env.TEMPORAL_UI_URL?.replace(/\/+$/, '') ?? (env.TEMPORAL_ADDRESS === undefined ? `http://localhost:${env.TEMPORAL_UI_PORT}` : null),
   };
 }

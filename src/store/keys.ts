@@ -175,10 +175,9 @@ export class KeyStore {
 
   /** The live keys (with `includeRevoked`, the revoked ones too), oldest first. */
   async list(includeRevoked = false): Promise<ApiKey[]> {
-    const rows = await this.db.query<KeyRow>(
-      `select ${KEY_COLUMNS} from api_keys where ($1::boolean or revoked_at is null) order by created_at, id`,
-      [includeRevoked],
-    );
+    const rows = await this.db.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where ($1::boolean or revoked_at is null) order by created_at, id`, [
+      includeRevoked,
+    ]);
     return rows.map(toKey);
   }
 

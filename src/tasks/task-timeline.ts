@@ -93,7 +93,11 @@ export function timelineOf(events: readonly HistoryEvent[], ledger: readonly Tas
     } else if (e.workflowExecutionFailedEventAttributes) {
       out.push({ at, event: 'failed', detail: e.workflowExecutionFailedEventAttributes.failure?.message ?? null });
     } else if (e.workflowExecutionTerminatedEventAttributes) {
-      out.push({ at, event: 'failed', detail: `terminated${e.workflowExecutionTerminatedEventAttributes.reason ? `: ${e.workflowExecutionTerminatedEventAttributes.reason}` : ''}` });
+      out.push({
+        at,
+        event: 'failed',
+        detail: `terminated${e.workflowExecutionTerminatedEventAttributes.reason ? `: ${e.workflowExecutionTerminatedEventAttributes.reason}` : ''}`,
+      });
     } else if (e.workflowExecutionTimedOutEventAttributes) {
       out.push({ at, event: 'failed', detail: 'the workflow timed out' });
     }

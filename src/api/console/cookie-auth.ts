@@ -61,7 +61,13 @@ export async function adminFromCookie(ctx: ParameterizedContext<GatewayState>, a
   const session = await cookieSession(ctx, auth, false);
   if (!session) return false;
   if (session.role !== 'admin') {
-    throw new GatewayError(403, 'invalid_request_error', 'Admin endpoints need an operator session (sign in with the admin token).', null, 'admin_session_required');
+    throw new GatewayError(
+      403,
+      'invalid_request_error',
+      'Admin endpoints need an operator session (sign in with the admin token).',
+      null,
+      'admin_session_required',
+    );
   }
   checkCsrf(ctx, session.csrfToken, ownOrigins(ctx, isHttpsRequest(ctx, auth.trustProxy), auth.publicOrigin));
   return true;

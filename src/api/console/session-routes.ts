@@ -13,10 +13,7 @@ import { clearedSessionCookie, isHttpsRequest, sessionCookie, sessionIdOf } from
 import { cookieSession, SessionExpiredError, type ConsoleAuth } from './cookie-auth';
 
 /** POST /console/api/session: a key holder signs in with an API key, an operator with the admin token. */
-export const signInBody = z.union([
-  z.strictObject({ api_key: z.string().min(1).max(500) }),
-  z.strictObject({ admin_token: z.string().min(1).max(500) }),
-]);
+export const signInBody = z.union([z.strictObject({ api_key: z.string().min(1).max(500) }), z.strictObject({ admin_token: z.string().min(1).max(500) })]);
 
 export interface SessionRouteDeps {
   consoleAuth: ConsoleAuth;
@@ -52,7 +49,11 @@ export function sessionRoutes({ consoleAuth, adminToken, temporalUiUrl }: Sessio
     const gate = ctx.state.authFailures;
     if (gate && gate.limit.size > 0) {
       const wait = gate.limit.retryAfterSeconds(clientAddress(ctx, gate.trustProxy));
-      if (wait > 0) throw new RateLimitedError(`Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`, wait);
+      if (wait > 0)
+        throw new RateLimitedError(
+          `Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`,
+          wait,
+        );
     }
     if (isAdminToken(token)) return;
     if (gate) await gate.limit.failed(clientAddress(ctx, gate.trustProxy));

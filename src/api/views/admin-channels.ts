@@ -27,22 +27,20 @@ export type AdminChannelView = (ChannelHealthView & { kind: 'text' }) | VideoCha
 export function adminChannelsView(health: ChannelHealth, text: readonly TextChannel[], video: readonly VideoChannel[]): AdminChannelView[] {
   return [
     ...health.view(text).map((c) => ({ kind: 'text' as const, ...c })),
-    ...video.map(
-      (c): VideoChannelView => ({
-        kind: 'video',
-        name: c.name,
-        type: c.type,
-        models: Object.keys(c.models),
-        priority: c.priority,
-        weight: c.weight,
-        simulated: c.simulated,
-        state: null,
-        resting_until: null,
-        consecutive_failures: null,
-        served: null,
-        failed: null,
-        last_error: null,
-      }),
-    ),
+    ...video.map((c): VideoChannelView => ({
+      kind: 'video',
+      name: c.name,
+      type: c.type,
+      models: Object.keys(c.models),
+      priority: c.priority,
+      weight: c.weight,
+      simulated: c.simulated,
+      state: null,
+      resting_until: null,
+      consecutive_failures: null,
+      served: null,
+      failed: null,
+      last_error: null,
+    })),
   ];
 }
