@@ -12,13 +12,14 @@ const DEFAULT_SPAN: Readonly<Record<'day' | 'hour', number>> = { day: 30 * 86_40
  * ?granularity=day|hour&since=&until= of GET /v1/billing/spend. Defaults: until = now, since =
  * 30 days (day) or 48 hours (hour) before it; at most MAX_SPEND_BUCKETS buckets.
  */
+export const spendQueryFields = z.strictObject({
+  granularity: z.enum(['day', 'hour']).default('day'),
+  since: unixSeconds.optional(),
+  until: unixSeconds.optional(),
+});
+
 export function spendQuery(now: number) {
-  return z
-    .strictObject({
-      granularity: z.enum(['day', 'hour']).default('day'),
-      since: unixSeconds.optional(),
-      until: unixSeconds.optional(),
-    })
+  return spendQueryFields
     .transform((q) => {
       const until = q.until ?? now;
       return { granularity: q.granularity, until, since: q.since ?? until - DEFAULT_SPAN[q.granularity] };
