@@ -40,7 +40,7 @@ export function billingRoutes(): RouteDoc[] {
         operationId: 'getBillingSpend',
         summary: "The key's spending by model and UTC day or hour",
         description:
-          'Charges + text usage - refunds, summed per (bucket, model) over [since, until). Defaults: until = now; since = 30 days (day) or 48 hours (hour) before it. At most 400 buckets.',
+          'Charges + text usage - refunds, summed per (bucket, model) over [since, until). Defaults: until = the end of the current UTC bucket; since = 30 days (day) or 48 hours (hour) before it. At most 400 buckets.',
         tags: ['Billing'],
         security: KEY_BEARER,
         parameters: queryParameters(spendQueryFields),
