@@ -87,7 +87,7 @@ describe('sessions', () => {
     const s = await signIn({ api_key: key });
     // Every route the admin router mounts, enumerated from the router itself.
     const routes = adminRoutes({} as unknown as AdminDeps).stack.flatMap((layer) =>
-      layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: layer.path.replace(':id', id) })),
+      layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(layer.path).replace(':id', id) })),
     );
     expect(routes.length).toBeGreaterThanOrEqual(10);
     for (const route of routes) {
