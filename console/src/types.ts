@@ -81,7 +81,8 @@ export type TaskStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'qu
 
 export interface VideoItem {
   id: string;
-  model: string;
+  /** Absent from the vidgen shape of GET /v1/videos/{id}. */
+  model?: string;
   status: TaskStatus;
   progress: number;
   created_at: number;

@@ -19,6 +19,7 @@ const SHOTS_DIR = path.join(projectRoot(), 'docs', 'console');
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const UI_TIMEOUT = 60_000;
+const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
 let gateway: EmbeddedGateway | undefined;
 let browser: Browser | undefined;
@@ -167,7 +168,7 @@ test('a key holder creates a video from the form, watches it reach 100 % and pla
 
 test('the playground streams an answer: the text grows over several updates', async () => {
   await keyPage.getByRole('link', { name: 'Playground' }).first().click();
-  await keyPage.locator('#chat-model option[value="cm-sonnet-4.5"]').waitFor({ state: 'attached', timeout: UI_TIMEOUT });
+  await keyPage.locator('#chat-model option', { hasText: 'cm-sonnet-4.5' }).waitFor({ state: 'attached', timeout: UI_TIMEOUT });
   await keyPage.locator('#chat-model').selectOption('cm-sonnet-4.5');
   // Record the answer's length at every change of the conversation.
   await keyPage.evaluate(
@@ -204,8 +205,11 @@ test('the spend shows in the chart and the ledger has the charge with its model'
   expect(await charge.textContent()).toContain('vidgen3');
   await keyPage.locator('#ledger-kind').selectOption('usage');
   await keyPage.getByRole('button', { name: 'Filter' }).click();
-  await keyPage.locator('table.ledger tr[data-kind="usage"]').first().waitFor({ timeout: UI_TIMEOUT });
-  expect(await keyPage.locator('table.ledger tr[data-kind="charge"]').count()).toBe(0);
+  // The filtered page replaces the charge row; then every row left is a usage entry.
+  await charge.waitFor({ state: 'detached', timeout: UI_TIMEOUT });
+  const kinds = await Promise.all((await keyPage.locator('table.ledger tr[data-kind]').all()).map((row) => row.getAttribute('data-kind')));
+  expect(kinds.length).toBeGreaterThan(0);
+  expect(new Set(kinds)).toEqual(new Set(['usage']));
 
   await shotBoth(keyPage, '/console', 'overview', '.chart canvas');
   await shotBoth(keyPage, '/console/tasks', 'tasks', 'table.tasks');
@@ -221,6 +225,52 @@ test('the spend shows in the chart and the ledger has the charge with its model'
   await shot(keyPage, 'menu', 'phone');
   await keyPage.setViewportSize(DESKTOP);
 }, 120_000);
+
+test('a motion video with an uploaded image, a character made from it, and the picker casting it', async () => {
+  // /v1/videos multipart: the model's seconds and sizes, the image as input_reference.
+  await keyPage.goto(`${base}/console/create`);
+  await keyPage.locator('#video-model').selectOption('motion-2');
+  await keyPage.locator('#video-seconds').selectOption('4');
+  await keyPage.locator('#video-size').selectOption('1280x720');
+  expect(await keyPage.locator('#video-aspect').count()).toBe(0); // not a field of this model
+  await keyPage.locator('#video-prompt').fill('a kite over the sea');
+  await keyPage.locator('#video-images').setInputFiles({ name: 'reference.png', mimeType: 'image/png', buffer: PNG_1PX });
+  await keyPage.getByRole('button', { name: 'Create video' }).click();
+  await keyPage.waitForURL(/\/console\/tasks\/motion-2%3A[^/]+$/, { timeout: UI_TIMEOUT });
+  const motionTask = decodeURIComponent(new URL(keyPage.url()).pathname.split('/').pop()!);
+  await keyPage.locator('.badge-completed').first().waitFor({ timeout: UI_TIMEOUT });
+  const read = (await (
+    await fetch(`${base}/v1/videos/${encodeURIComponent(motionTask)}`, { headers: { Authorization: `Bearer ${keyHolder.key}` } })
+  ).json()) as {
+    seconds: number;
+    size: string;
+  };
+  expect([read.seconds, read.size]).toEqual([4, '1280x720']);
+
+  await keyPage.getByRole('link', { name: 'Characters' }).first().click();
+  await keyPage.locator('select option', { hasText: motionTask }).waitFor({ state: 'attached', timeout: UI_TIMEOUT });
+  await keyPage.getByLabel('Completed motion task').selectOption(motionTask);
+  await keyPage.getByRole('button', { name: 'Make character' }).click();
+  const card = keyPage.locator('.character-grid li').first();
+  await card.waitFor({ timeout: UI_TIMEOUT });
+  const username = ((await card.locator('.character-name').textContent()) ?? '').replace(/^@/, '');
+  expect(username).not.toBe('');
+  await waitForExpression(
+    keyPage,
+    "(() => { const img = document.querySelector('.character-grid img'); return !!img && img.complete && img.naturalWidth > 0; })()",
+  );
+  await shotBoth(keyPage, '/console/characters', 'characters', '.character-grid img');
+
+  // The picker inserts @username at the cursor; the task it makes casts the character.
+  await keyPage.goto(`${base}/console/create`);
+  await keyPage.locator('#video-model').selectOption('motion-2');
+  await keyPage.locator('#video-prompt').fill('walking on the beach');
+  await keyPage.locator('#video-prompt').press('Control+Home'); // the cursor at the start
+  await keyPage.getByRole('button', { name: `@${username}` }).click();
+  expect(await keyPage.locator('#video-prompt').inputValue()).toBe(`@${username} walking on the beach`);
+  await keyPage.getByRole('button', { name: 'Create video' }).click();
+  await keyPage.waitForURL(/\/console\/tasks\/motion-2%3A[^/]+$/, { timeout: UI_TIMEOUT });
+}, 180_000);
 
 test('a key session is refused by every admin page and endpoint', async () => {
   await keyPage.goto(`${base}/console/admin/keys`);
@@ -371,7 +421,7 @@ test('sign-out ends the session on the server: the old cookie is refused', async
 });
 
 test('the screenshots were written at desktop and phone sizes', () => {
-  for (const name of ['overview', 'tasks', 'create', 'ledger', 'admin-keys', 'admin-channels', 'admin-tasks']) {
+  for (const name of ['overview', 'tasks', 'create', 'ledger', 'characters', 'admin-keys', 'admin-channels', 'admin-tasks']) {
     expectPng(path.join(SHOTS_DIR, `${name}-desktop.png`), DESKTOP);
     expectPng(path.join(SHOTS_DIR, `${name}-phone.png`), PHONE);
   }

@@ -35,7 +35,7 @@ export function stackedSeries(buckets: SpendBucket[]): { models: string[]; data:
   return { models, data: [starts, ...rows] };
 }
 
-export function SpendChart({ buckets, granularity }: { buckets: SpendBucket[]; granularity: 'day' | 'hour' }) {
+export function SpendChart({ buckets, granularity, since, until }: { buckets: SpendBucket[]; granularity: 'day' | 'hour'; since: number; until: number }) {
   const holder = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -71,7 +71,8 @@ export function SpendChart({ buckets, granularity }: { buckets: SpendBucket[]; g
         { stroke: axisColor, grid: { stroke: 'transparent' } },
         { stroke: axisColor, size: 70, values: (_u, ticks) => ticks.map((t) => (t >= 1e6 ? `${t / 1e6}M` : t >= 1e3 ? `${t / 1e3}k` : String(t))) },
       ],
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
+      // The whole period, not just the buckets with spending (one bucket alone would span years).
+      scales: { x: { time: true, range: () => [since, until] }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
       cursor: { points: { show: false } },
       legend: { live: true },
     };
@@ -85,7 +86,7 @@ export function SpendChart({ buckets, granularity }: { buckets: SpendBucket[]; g
       resize.disconnect();
       plot.destroy();
     };
-  }, [buckets, granularity]);
+  }, [buckets, granularity, since, until]);
 
   if (buckets.length === 0) return <p class="muted">No spending in this period.</p>;
   return <div class="chart" ref={holder} role="img" aria-label={`Spend per ${granularity}, stacked by model`} />;

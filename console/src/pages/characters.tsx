@@ -8,7 +8,7 @@ import type { Character, List, VideoItem } from '../types';
 export function Characters() {
   const characters = useLoad((signal) => api<List<Character>>('/motion/v1/characters?limit=100', { signal }), []);
   const tasks = useLoad((signal) => api<List<VideoItem>>('/v1/videos?limit=100', { signal }), []);
-  const motionDone = (tasks.data?.data ?? []).filter((t) => t.status === 'completed' && t.model.startsWith('motion'));
+  const motionDone = (tasks.data?.data ?? []).filter((t) => t.status === 'completed' && t.model?.startsWith('motion') === true);
   const [fromTask, setFromTask] = useState('');
   const [timestamps, setTimestamps] = useState('');
   const [busy, setBusy] = useState(false);

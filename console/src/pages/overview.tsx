@@ -44,7 +44,7 @@ export function Overview() {
             <p class="muted">
               {dateTime(spend.data.since)} to {dateTime(spend.data.until)}, credits (1,000,000 = $1)
             </p>
-            <SpendChart buckets={spend.data.data} granularity={spend.data.granularity} />
+            <SpendChart buckets={spend.data.data} granularity={spend.data.granularity} since={spend.data.since} until={spend.data.until} />
             <h3>By model</h3>
             <ModelBars buckets={spend.data.data} />
           </>

@@ -67,6 +67,8 @@ export function TaskPage({ id }: { id: string }) {
   const done = task.data?.status === 'completed' || task.data?.status === 'failed';
   const timeline = useLoad((signal) => api<Timeline>(`${path}/timeline`, { signal }), [id, done], done ? undefined : POLL_MS);
   const t = task.data;
+  // The vidgen read shape has no model; the id of a /v1/video/create task starts with it.
+  const model = t?.model ?? (id.includes(':') ? id.slice(0, id.indexOf(':')) : undefined);
 
   return (
     <Page title={`Task ${id}`}>
@@ -85,8 +87,12 @@ export function TaskPage({ id }: { id: string }) {
             <dd>
               <Progress value={t.progress} label="Task progress" />
             </dd>
-            <dt>Model</dt>
-            <dd>{t.model}</dd>
+            {model ? (
+              <>
+                <dt>Model</dt>
+                <dd>{model}</dd>
+              </>
+            ) : null}
             {t.seconds ? (
               <>
                 <dt>Seconds</dt>
