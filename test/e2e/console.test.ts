@@ -383,6 +383,7 @@ test('an operator creates a key, copies its secret, grants credits and revokes i
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByRole('button', { name: 'Confirm revoke' }).click();
     await page.getByText('Key revoked.').waitFor({ timeout: UI_TIMEOUT });
+    await row.locator('.badge', { hasText: 'revoked' }).waitFor({ timeout: UI_TIMEOUT }); // still listed, marked
     const refused = await fetch(`${base}/v1/billing`, { headers: { Authorization: `Bearer ${copied}` } });
     expect(refused.status).toBe(401);
 

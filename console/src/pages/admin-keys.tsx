@@ -214,7 +214,8 @@ function KeyPanel({ k, onChange }: { k: AdminKey; onChange: () => void }) {
 }
 
 export function AdminKeys() {
-  const keys = useLoad((signal) => api<List<AdminKey>>('/admin/keys', { signal }), [], 10_000);
+  // Revoked keys stay listed (marked), so a key revoked here keeps its panel and its history.
+  const keys = useLoad((signal) => api<List<AdminKey>>('/admin/keys?include_revoked=true', { signal }), [], 10_000);
   const [selected, setSelected] = useState<string | null>(null);
   const current = keys.data?.data.find((k) => k.id === selected);
 

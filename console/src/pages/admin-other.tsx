@@ -37,9 +37,11 @@ export function AdminChannels() {
                 <th scope="col" class="num">
                   Failed
                 </th>
-                <th scope="col" class="num">
-                  Failovers
-                </th>
+                {failovers ? (
+                  <th scope="col" class="num">
+                    Failovers
+                  </th>
+                ) : null}
                 <th scope="col">Last error</th>
                 <th scope="col">Models</th>
               </tr>
