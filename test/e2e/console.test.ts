@@ -395,6 +395,13 @@ test('an operator creates a key, copies its secret, grants credits and revokes i
     const link = await taskRow.getByRole('link').getAttribute('href');
     expect(link!.startsWith(`${gateway!.uiUrl}/namespaces/default/workflows/`)).toBe(true);
     expect(decodeURIComponent(link!.split('/').pop()!)).toBe(taskId);
+    // Filtered by model and key: the motion tasks leave, the vidgen3 task stays.
+    expect(await page.locator('table.tasks tbody tr', { hasText: 'motion-2:' }).count()).toBeGreaterThan(0);
+    await page.getByLabel('Model').selectOption('vidgen3');
+    await page.getByLabel('Key id').fill(keyHolder.id);
+    await page.getByLabel('Key id').press('Enter');
+    await page.locator('table.tasks tbody tr', { hasText: 'motion-2:' }).first().waitFor({ state: 'detached', timeout: UI_TIMEOUT });
+    expect(await page.locator('table.tasks tbody tr').allTextContents()).toEqual([expect.stringContaining(taskId)]);
 
     await page.getByRole('link', { name: 'Audit' }).click();
     await page.getByRole('button', { name: 'Run the audit' }).click();
