@@ -6,7 +6,7 @@
 # arrive on a rebuild with --pull). Both stages use the same tag. How to move to another major,
 # and what was checked on this one: docs/deployment.md, "The Node.js runtime".
 
-# --- build: full dependencies, compile, bundle the workflows, then drop dev dependencies ---
+# --- build: full dependencies, compile, bundle the workflows and the console, then drop dev dependencies ---
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -16,6 +16,7 @@ RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund --no-save
 COPY . .
 RUN node node_modules/typescript/bin/tsc -p tsconfig.product.json \
  && node dist/scripts/bundle-workflows.js \
+ && node scripts/build-console.mjs \
  && npm prune --omit=dev --no-audit --no-fund
 
 # --- runtime: production dependencies and compiled output only, run as the unprivileged `node` user ---

@@ -6,7 +6,8 @@
 //
 //   node scripts/setup.mjs [--build] [--temporal] [--browser]
 //
-//   --build     also compile TypeScript (tsconfig.build.json) and bundle the workflows
+//   --build     also compile TypeScript (tsconfig.build.json), bundle the workflows, and build
+//               the console (scripts/build-console.mjs: console/ into dist/console)
 //   --temporal  install the temporal CLI even when TEMPORAL_ADDRESS points at a cluster
 //   --browser   install chromium (apt-get, as root) when there is no `chromium` on PATH: the
 //               Temporal UI screenshots and their test drive it. Where it cannot be installed
@@ -40,6 +41,14 @@ const BUILD_STAMP = path.join(DIST, '.setup-build.sha256');
 const BUNDLE_SCRIPT = path.join(DIST, 'scripts', 'bundle-workflows.js');
 const BUILD_INPUT_DIRS = ['src', 'simulator', 'scripts', 'bench', 'test/support'];
 const BUILD_INPUT_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+// The console bundle has its own stamp: a change to the browser code rebuilds it without
+// starting tsc, and a change to the server code does not re-bundle it. It imports the model
+// catalog from src/catalog, so that folder is an input too.
+const CONSOLE_STAMP = path.join(DIST, '.setup-console.sha256');
+const CONSOLE_INDEX = path.join(DIST, 'console', 'index.html');
+const CONSOLE_SCRIPT = path.join(ROOT, 'scripts', 'build-console.mjs');
+const CONSOLE_INPUT_DIRS = ['console', 'src/catalog'];
+const CONSOLE_INPUT_FILES = ['scripts/build-console.mjs', 'package-lock.json'];
 
 const LOCK = path.join(TOOLS, 'setup.lock');
 const LOCK_HEARTBEAT_MS = 10_000;
@@ -166,6 +175,11 @@ function onPath(name) {
 
 /** A fingerprint of everything tsc reads; when it is unchanged the compiler is not started at all. */
 function buildFingerprint() {
+  return fingerprintOf(BUILD_INPUT_DIRS, BUILD_INPUT_FILES);
+}
+
+/** A fingerprint of the files under `dirs` (names, sizes, mtimes) and the contents of `files`. */
+function fingerprintOf(dirs, files) {
   const lines = [];
   const walk = (dir) => {
     let entries;
@@ -184,8 +198,8 @@ function buildFingerprint() {
       }
     }
   };
-  for (const dir of BUILD_INPUT_DIRS) walk(path.join(ROOT, dir));
-  for (const file of BUILD_INPUT_FILES) {
+  for (const dir of dirs) walk(path.join(ROOT, dir));
+  for (const file of files) {
     const text = readText(path.join(ROOT, file));
     lines.push(`${file}\t${text === undefined ? '-' : sha256(text)}`);
   }
@@ -206,8 +220,15 @@ function plan(flags) {
     tsc = npm !== undefined || !fs.existsSync(BUILD_INFO) || readText(BUILD_STAMP)?.trim() !== fingerprint;
   }
   const bundle = flags.build && (tsc || fs.existsSync(BUNDLE_SCRIPT));
+  let consoleFingerprint;
+  let consoleBuild = false;
+  // A checkout without the console (or its build script) has nothing to build.
+  if (flags.build && fs.existsSync(CONSOLE_SCRIPT) && fs.existsSync(path.join(ROOT, 'console'))) {
+    consoleFingerprint = fingerprintOf(CONSOLE_INPUT_DIRS, CONSOLE_INPUT_FILES);
+    consoleBuild = npm !== undefined || !fs.existsSync(CONSOLE_INDEX) || readText(CONSOLE_STAMP)?.trim() !== consoleFingerprint;
+  }
   const browser = flags.browser && onPath('chromium') === undefined;
-  return { lockSha, npm, temporal, tsc, fingerprint, bundle, browser };
+  return { lockSha, npm, temporal, tsc, fingerprint, bundle, consoleBuild, consoleFingerprint, browser };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,6 +378,18 @@ async function compile(fingerprint) {
   fs.writeFileSync(BUILD_STAMP, `${fingerprint}\n`);
 }
 
+async function buildConsole(fingerprint) {
+  log('building the console (scripts/build-console.mjs)');
+  fs.rmSync(CONSOLE_STAMP, { force: true });
+  try {
+    await run(process.execPath, [CONSOLE_SCRIPT], { what: 'node scripts/build-console.mjs' });
+  } catch (err) {
+    throw Object.assign(new SetupError('console build failed'), { output: err.output });
+  }
+  fs.mkdirSync(DIST, { recursive: true });
+  fs.writeFileSync(CONSOLE_STAMP, `${fingerprint}\n`);
+}
+
 async function bundleWorkflows() {
   if (!fs.existsSync(BUNDLE_SCRIPT)) return;
   await run(process.execPath, [BUNDLE_SCRIPT], { capture: false, what: `node ${rel(BUNDLE_SCRIPT)}` });
@@ -478,7 +511,7 @@ async function main() {
   checkNode();
 
   let todo = plan(flags);
-  if (!todo.npm && !todo.temporal && !todo.tsc && !todo.bundle && !todo.browser) return;
+  if (!todo.npm && !todo.temporal && !todo.tsc && !todo.bundle && !todo.consoleBuild && !todo.browser) return;
 
   await acquireLock();
   try {
@@ -492,6 +525,7 @@ async function main() {
       const buildTodo = todo.npm ? plan(flags) : todo; // a reinstall changes what tsc sees
       if (buildTodo.tsc) await compile(buildTodo.fingerprint);
       await bundleWorkflows();
+      if (buildTodo.consoleBuild) await buildConsole(buildTodo.consoleFingerprint);
     }
     if (installing) log(`ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   } finally {

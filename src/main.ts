@@ -179,6 +179,7 @@ function printBanner(info: { apiUrl: string; uiUrl?: string; adminToken?: string
   const lines = [
     '',
     `  Gateway API        ${info.apiUrl}`,
+    `  Console            ${info.apiUrl}/console`,
     info.uiUrl ? `  Temporal Web UI    ${info.uiUrl}` : '',
     info.simulator
       ? `  Upstream           provider simulator at ${info.simulator} (set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENAI_VIDEOS_* or CHANNELS_FILE for real providers)`

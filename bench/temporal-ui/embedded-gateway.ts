@@ -23,9 +23,10 @@ const STOP_GRACE_MS = 30_000;
  * `npm start`'s process (dist/src/main.js) on `dataDir` with ports of its own: the Temporal dev
  * server with its Web UI and the provider simulator inside. Its environment is built from
  * scratch, so provider keys, a TEMPORAL_ADDRESS or a DATABASE_URL in the caller's shell do not
- * leak into it: this gateway is always the embedded demo.
+ * leak into it: this gateway is always the embedded demo. `extraEnv` adds or overrides settings
+ * (the console test shortens the simulated jobs with SIMULATOR_JOB_MS).
  */
-export async function startEmbeddedGateway(dataDir: string): Promise<EmbeddedGateway> {
+export async function startEmbeddedGateway(dataDir: string, extraEnv: Record<string, string> = {}): Promise<EmbeddedGateway> {
   const root = projectRoot();
   const entry = path.join(root, 'dist', 'src', 'main.js');
   if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: build first (node scripts/setup.mjs --build --temporal)`);
@@ -47,6 +48,7 @@ export async function startEmbeddedGateway(dataDir: string): Promise<EmbeddedGat
     PROGRESS_UPDATE_MS: '500',
     MALLOC_ARENA_MAX: '2',
     LOG_LEVEL: 'info',
+    ...extraEnv,
   };
   const logFile = path.join(dataDir, 'gateway.log');
   const log = fs.openSync(logFile, 'a');

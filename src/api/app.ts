@@ -42,6 +42,11 @@ import { messagesRoutes } from './routes/messages';
 import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { serveOpenApi } from './openapi/serve';
+import { ConsoleSessions } from '../store/console-sessions';
+import type { ConsoleAuth } from './console/cookie-auth';
+import { consoleSecurityHeaders } from './console/security-headers';
+import { consoleAssets } from './console/static-assets';
+import { sessionRoutes } from './console/session-routes';
 
 export interface ApiDeps {
   config: Config;
@@ -69,6 +74,10 @@ export interface ApiDeps {
   health: () => Promise<HealthReport>;
   /** A server span per request (middleware/request-spans.ts), when tracing is on. */
   requestSpans?: Middleware<GatewayState>;
+  /** Console sign-ins; absent = a store of its own without the periodic sweep (expired rows still go when presented). */
+  consoleSessions?: ConsoleSessions;
+  /** The built console (dist/console); absent or missing = /console answers 503 with how to build it. */
+  consoleDir?: string;
 }
 
 /** Paths whose errors take Anthropic's shape even when no route answered them (a malformed query string). */
@@ -84,10 +93,20 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: false });
   app.silent = true;
   const env = deps.config.env;
+  const publicOrigin = new URL(deps.config.publicBaseUrl).origin;
+  const consoleAuth: ConsoleAuth = {
+    sessions: deps.consoleSessions ?? new ConsoleSessions(deps.db, { idleMinutes: env.CONSOLE_SESSION_IDLE_MINUTES, maxHours: env.CONSOLE_SESSION_MAX_HOURS }),
+    keys: deps.keys,
+    trustProxy: env.TRUST_PROXY,
+    publicOrigin,
+  };
+  const routeDeps = { ...deps, consoleAuth };
   // Outermost: the request's trace context covers everything below it, the access log included.
   if (deps.requestSpans) app.use(deps.requestSpans);
   app.use(requestContext(deps.logger));
   app.use(httpMetrics());
+  // Outside the error mapping, so an error answered under /console carries them too.
+  app.use(consoleSecurityHeaders(publicOrigin));
   // An error no route family answered: in Anthropic's shape on /v1/messages, OpenAI's elsewhere.
   app.use(openAiErrors(env.MAX_JSON_BODY_BYTES, { paths: ANTHROPIC_SHAPED, body: (err, ctx) => anthropicErrorBody(err, ctx.state.requestId) }));
   app.use(requestTarget());
@@ -128,17 +147,21 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   app.use(metricsRoutes([deps.adminToken, ...(env.METRICS_TOKEN ? [env.METRICS_TOKEN] : [])]).routes());
   app.use(fileRoutes(deps.blobs, deps.signer).routes());
 
+  // The console (docs/console.md): its sign-in API, then its single-page app.
+  app.use(sessionRoutes({ consoleAuth, adminToken: deps.adminToken, temporalUiUrl: deps.config.temporalUiUrl }).routes());
+  app.use(consoleAssets(deps.consoleDir));
+
   const admin = new Router<GatewayState>();
-  admin.use('/admin', adminAuth(deps.adminToken));
+  admin.use('/admin', adminAuth(deps.adminToken, consoleAuth));
   admin.use(adminRoutes(deps).routes());
   app.use(admin.routes());
 
   // Before the /v1 router: these take x-api-key too, and messages answers in Anthropic's shape.
-  app.use(messagesRoutes(deps).routes());
-  app.use(modelRoutes(deps).routes());
+  app.use(messagesRoutes(routeDeps).routes());
+  app.use(modelRoutes(routeDeps).routes());
 
   const v1 = new Router<GatewayState>();
-  v1.use('/v1', bearerAuth(deps.keys, deps.limiter));
+  v1.use('/v1', bearerAuth(deps.keys, deps.limiter, consoleAuth));
   v1.use(videoRoutes(deps).routes());
   v1.use(videosRoutes(deps).routes());
   v1.use(chatCompletionsRoutes(deps).routes());
@@ -147,7 +170,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   app.use(v1.routes());
 
   const motion = new Router<GatewayState>();
-  motion.use('/motion/v1', bearerAuth(deps.keys, deps.limiter));
+  motion.use('/motion/v1', bearerAuth(deps.keys, deps.limiter, consoleAuth));
   motion.use(characterRoutes(deps).routes());
   app.use(motion.routes());
   return app;

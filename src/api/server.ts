@@ -3,6 +3,7 @@
  * `npm start` runs it inside the embedded process.
  */
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
@@ -26,6 +27,7 @@ import { persistentSecret } from '../config/secrets';
 import { UrlSigner } from '../files/signed-url';
 import type { Db } from '../store/db';
 import { KeyStore } from '../store/keys';
+import { ConsoleSessions } from '../store/console-sessions';
 import { openStore } from '../store/open';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { CharacterService } from '../tasks/character-service';
@@ -96,6 +98,8 @@ export async function startApiServer(opts: {
     { intervalSeconds: env.BILLING_RECONCILE_SECONDS, minAgeSeconds: Math.ceil((2 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 10 },
     logger,
   );
+  const consoleSessions = new ConsoleSessions(db, { idleMinutes: env.CONSOLE_SESSION_IDLE_MINUTES, maxHours: env.CONSOLE_SESSION_MAX_HOURS });
+  consoleSessions.start();
   const channelHealth = new ChannelHealth(env.CHANNEL_FAILURE_THRESHOLD, env.CHANNEL_COOLDOWN_SECONDS * 1000);
   const textChannels = channels.filter(isTextChannel);
   setMetricSources({ store: () => billing.inFlightFigures(), restingChannels: () => channelHealth.resting(textChannels) });
@@ -142,6 +146,9 @@ export async function startApiServer(opts: {
       localWorkerRunning: opts.localWorkerRunning,
     }),
     requestSpans: traced?.http.requestSpans(),
+    consoleSessions,
+    // Built beside the compiled code: dist/src/api/server.js -> dist/console.
+    consoleDir: path.resolve(__dirname, '..', '..', 'console'),
   });
   const server = createHttpServer(app.callback(), env, logger);
   await new Promise<void>((resolve, reject) => {
@@ -163,6 +170,7 @@ export async function startApiServer(opts: {
       });
       reconciler.stop();
       idempotency.stop();
+      consoleSessions.stop();
       await starts.close();
       await usage.close();
       await holds.retire().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not retire this process from the text holds'));

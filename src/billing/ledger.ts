@@ -39,6 +39,14 @@ export interface LedgerEntryView {
   created_at: number;
 }
 
+/** What GET .../ledger may narrow the entries to (all optional): times in unix seconds, until exclusive. */
+export interface LedgerFilter {
+  kind?: LedgerKind;
+  model?: string;
+  since?: number;
+  until?: number;
+}
+
 export interface BalanceView {
   /** Credits left; null when the key is unlimited. */
   balance: number | null;
@@ -395,8 +403,22 @@ export class BillingStore {
     };
   }
 
-  /** The key's ledger (entries and priced usage), newest first; `offset` pages back. */
-  async ledger(keyId: string, limit: number, offset = 0): Promise<LedgerEntryView[]> {
+  /**
+   * Every key's balance (null when unlimited) and spending (charges + usage - refunds), by key
+   * id, in one query: what the admin key list shows beside each key.
+   */
+  async balances(): Promise<Map<string, { balance: number | null; spent: number }>> {
+    const rows = await this.db.query<{ id: string; limited: boolean; balance: string | number; spent: string | number }>(
+      `select k.id, k.limited, k.balance, coalesce(l.spent, 0) + coalesce(u.spent, 0) as spent
+       from api_keys k
+       left join (select key_id, -sum(amount) as spent from ledger_entries where kind <> 'grant' group by key_id) l on l.key_id = k.id
+       left join (select key_id, sum(price) as spent from usage_records group by key_id) u on u.key_id = k.id`,
+    );
+    return new Map(rows.map((r) => [r.id, { balance: r.limited ? num(r.balance) : null, spent: num(r.spent) }]));
+  }
+
+  /** The key's ledger (entries and priced usage), newest first; `offset` pages back; `filter` narrows it. */
+  async ledger(keyId: string, limit: number, offset = 0, filter: LedgerFilter = {}): Promise<LedgerEntryView[]> {
     const rows = await this.db.query<{
       id: string;
       kind: LedgerKind;
@@ -410,8 +432,11 @@ export class BillingStore {
          select 'le_' || id as id, id as seq, kind, amount, ref, reason, model, created_at from ledger_entries where key_id = $1
          union all
          select id, 0 as seq, 'usage', -price, id, 'text usage, request ' || request_id, model, created_at from usage_records where key_id = $1 and price > 0
-       ) e order by created_at desc, seq desc, id desc limit $2 offset $3`,
-      [keyId, limit, offset],
+       ) e
+       where ($4::text is null or kind = $4) and ($5::text is null or model = $5)
+         and ($6::float8 is null or created_at >= to_timestamp($6::float8)) and ($7::float8 is null or created_at < to_timestamp($7::float8))
+       order by created_at desc, seq desc, id desc limit $2 offset $3`,
+      [keyId, limit, offset, filter.kind ?? null, filter.model ?? null, filter.since ?? null, filter.until ?? null],
     );
     return rows.map((r) => ({
       id: r.id,

@@ -95,6 +95,12 @@ export const envSchema = z.object({
   /** The client address is the last X-Forwarded-For entry (set only behind one reverse proxy that appends it). */
   TRUST_PROXY: bool.default(false),
 
+  // Console (docs/console.md): the web UI's sign-in sessions
+  /** A console session unused this long ends (sliding; refreshed at most once a minute). */
+  CONSOLE_SESSION_IDLE_MINUTES: int(1, 7 * 24 * 60).default(30),
+  /** A console session ends this long after sign-in, however used. */
+  CONSOLE_SESSION_MAX_HOURS: int(1, 30 * 24).default(8),
+
   // Files
   DATA_DIR: z.string().default('./data'),
   STORAGE_DIR: optionalString,
@@ -119,6 +125,8 @@ export const envSchema = z.object({
   TEMPORAL_DEV_PORT: int(1, 65535).default(7233),
   TEMPORAL_UI_PORT: int(1, 65535).default(8233),
   TEMPORAL_CLI_PATH: optionalString,
+  /** Base of the Temporal Web UI the console and GET /admin/tasks link to; unset = the embedded dev server's, or no links. */
+  TEMPORAL_UI_URL: httpUrl.optional(),
   TEMPORAL_RPC_TIMEOUT_MS: int(100, 60_000).default(5000),
   /** How often a streamed video chat completion re-reads its task for progress. */
   STREAM_POLL_MS: int(50, 60_000).default(1000),
@@ -246,6 +254,8 @@ export interface Config {
   /** Embedded mode starts a Temporal dev server when TEMPORAL_ADDRESS is unset. */
   temporalAddress: string;
   embeddedTemporal: boolean;
+  /** Base of the Temporal Web UI for links (no trailing slash), or null: no links. */
+  temporalUiUrl: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -270,5 +280,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     temporalAddress: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${env.TEMPORAL_DEV_PORT}`,
     embeddedTemporal: env.TEMPORAL_ADDRESS === undefined,
+    // The embedded dev server serves its UI itself; a cluster's UI is wherever the operator says.
+    temporalUiUrl: env.TEMPORAL_UI_URL?.replace(/\/+$/, '') ?? (env.TEMPORAL_ADDRESS === undefined ? `http://localhost:${env.TEMPORAL_UI_PORT}` : null),
   };
 }

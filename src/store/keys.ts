@@ -173,8 +173,11 @@ export class KeyStore {
     return row ? toKey(row) : null;
   }
 
-  async list(): Promise<ApiKey[]> {
-    const rows = await this.db.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where revoked_at is null order by created_at, id`);
+  /** The live keys (with `includeRevoked`, the revoked ones too), oldest first. */
+  async list(includeRevoked = false): Promise<ApiKey[]> {
+    const rows = await this.db.query<KeyRow>(`select ${KEY_COLUMNS} from api_keys where ($1::boolean or revoked_at is null) order by created_at, id`, [
+      includeRevoked,
+    ]);
     return rows.map(toKey);
   }
 

@@ -193,6 +193,24 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
         deleted_at timestamptz not null default now()
       )`,
   },
+  {
+    id: 12,
+    name: 'console sessions (issue 21)',
+    sql: [
+      // Only the session id's sha256 is stored: a copy of the table signs nobody in. key_id is
+      // null for an operator's session; a key's session dies with the key (checked on read).
+      `create table console_sessions (
+        id_hash text primary key,
+        role text not null check (role in ('key', 'admin')),
+        key_id text references api_keys (id),
+        csrf_token text not null,
+        created_at timestamptz not null default now(),
+        last_seen_at timestamptz not null default now()
+      )`,
+      // The sweep deletes by idle age.
+      'create index console_sessions_by_last_seen on console_sessions (last_seen_at)',
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

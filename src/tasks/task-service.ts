@@ -20,6 +20,8 @@ import {
   type WorkflowClientInterceptor,
 } from '@temporalio/client';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
+import type { temporal } from '@temporalio/proto';
+import type { PayloadConverter } from '@temporalio/common';
 import { WATCH_JOB_ACTIVITY, type VideoTaskInput } from '../workflows/video-task-types';
 import { videoTaskWorkflow } from '../workflows/video-task';
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
@@ -122,6 +124,25 @@ export class TaskService {
    * anyway, and reads no longer depend on it (the store's mark answers them). Temporal deletes it
    * asynchronously.
    */
+  /**
+   * The events of the task's workflow (its latest run), read from the server: no worker needed.
+   * Call it for a task the caller owns (get() first).
+   */
+  async history(id: string): Promise<temporal.api.history.v1.IHistoryEvent[]> {
+    try {
+      const history = await this.rpc(() => this.client.workflow.getHandle(id).fetchHistory());
+      return history.events ?? [];
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return [];
+      throw unavailable(err);
+    }
+  }
+
+  /** Decodes what the history's payloads carry (step results, search attributes). */
+  get payloadConverter(): PayloadConverter {
+    return this.client.options.loadedDataConverter.payloadConverter;
+  }
+
   async deleteExecution(id: string): Promise<void> {
     this.closed.delete(id);
     await this.rpc(() => this.connection.workflowService.deleteWorkflowExecution({ namespace: this.opts.namespace, workflowExecution: { workflowId: id } }));

@@ -109,6 +109,7 @@ test('the suite covers every endpoint', () => {
     'GET /admin/keys/{key}/usage',
     'GET /admin/audit',
     'GET /admin/channels',
+    'GET /admin/tasks',
     'POST /v1/messages',
     'GET /v1/models',
     'GET /v1/models/gpt-4o-mini',
@@ -121,6 +122,10 @@ test('the suite covers every endpoint', () => {
     'POST /v1/chat/completions',
     'GET /v1/billing',
     'GET /v1/billing/ledger',
+    'GET /v1/billing/spend',
+    'GET /v1/billing/usage',
+    'GET /v1/videos/{task}/timeline',
+    'GET /motion/v1/characters',
     'POST /motion/v1/characters',
     'GET /motion/v1/characters/char_nobody',
   ])

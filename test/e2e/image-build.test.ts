@@ -91,13 +91,15 @@ test("the build stage's commands succeed on that context and produce what the ru
   expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'node_modules', 'dist']));
   for (const input of copied) expect(fs.existsSync(path.join(dir, input))).toBe(true);
   const cmd = JSON.parse(runtime.instructions.filter((i) => i.op === 'CMD').at(-1)!.args) as string[];
-  for (const script of [cmd[1]!, 'dist/src/worker.js', 'dist/workflow-bundle.js', 'dist/simulator/main.js']) {
+  for (const script of [cmd[1]!, 'dist/src/worker.js', 'dist/workflow-bundle.js', 'dist/simulator/main.js', 'dist/console/index.html']) {
     expect(fs.existsSync(path.join(dir, script))).toBe(true);
   }
-  // Nothing but the product was compiled (and both workflow bundles: the traced one runs when tracing is on).
+  // Nothing but the product was compiled (and both workflow bundles: the traced one runs when
+  // tracing is on), and the console was bundled (the API serves it at /console).
   expect(fs.readdirSync(path.join(dir, 'dist')).sort()).toEqual(
     [
       '.tsbuildinfo.product',
+      'console',
       'scripts',
       'simulator',
       'src',

@@ -58,7 +58,7 @@ export interface RouteApp {
   close(): Promise<void>;
 }
 
-export async function startRouteApp(env: Record<string, string> = {}): Promise<RouteApp> {
+export async function startRouteApp(env: Record<string, string> = {}, opts: { consoleDir?: string } = {}): Promise<RouteApp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-routes-'));
   const config = loadConfig({ DATA_DIR: dir, ADMIN_TOKEN, LOG_LEVEL: 'silent', PORT: '0', ...env });
   const logger = pino({ level: 'silent' });
@@ -129,6 +129,7 @@ export async function startRouteApp(env: Record<string, string> = {}): Promise<R
     signer: new UrlSigner('route-test-signing-secret', config.publicBaseUrl, env_.VIDEO_URL_TTL_SECONDS),
     adminToken: ADMIN_TOKEN,
     health: async () => ({ ok: true, temporal: 'ok', worker: 'ok' }),
+    consoleDir: opts.consoleDir,
   });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

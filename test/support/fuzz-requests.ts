@@ -54,6 +54,7 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'GET', path: '/admin/keys/{key}/usage?limit=10', auth: 'admin' },
   { method: 'GET', path: '/admin/audit', auth: 'admin' },
   { method: 'GET', path: '/admin/channels', auth: 'admin' },
+  { method: 'GET', path: '/admin/tasks?limit=5&status=completed', auth: 'admin' },
   {
     method: 'POST',
     path: '/v1/messages',
@@ -95,6 +96,7 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/v1/videos', auth: 'key', body: 'multipart' },
   { method: 'GET', path: '/v1/videos/{task}', auth: 'key' },
   { method: 'GET', path: '/v1/videos/{task}/content', auth: 'key' },
+  { method: 'GET', path: '/v1/videos/{task}/timeline', auth: 'key' },
   { method: 'GET', path: '/v1/videos?limit=2&order=asc', auth: 'key' },
   { method: 'POST', path: '/v1/videos/{task}/remix', auth: 'key', body: 'json', base: () => ({ prompt: prompt('now at night'), size: '720x1280' }) },
   {
@@ -128,9 +130,12 @@ export const ENDPOINTS: Endpoint[] = [
     keep: ['stream'],
   },
   { method: 'GET', path: '/v1/billing', auth: 'key' },
-  { method: 'GET', path: '/v1/billing/ledger?limit=5', auth: 'key' },
+  { method: 'GET', path: '/v1/billing/ledger?limit=5&kind=charge', auth: 'key' },
+  { method: 'GET', path: '/v1/billing/spend?granularity=hour', auth: 'key' },
+  { method: 'GET', path: '/v1/billing/usage?limit=5', auth: 'key' },
   { method: 'POST', path: '/motion/v1/characters', auth: 'key', body: 'json', base: () => ({ from_task: '{task}', timestamps: '0,2' }) },
   { method: 'GET', path: '/motion/v1/characters/char_nobody', auth: 'key' },
+  { method: 'GET', path: '/motion/v1/characters?limit=5', auth: 'key' },
 ];
 
 const JSON_ENDPOINTS = ENDPOINTS.filter((e) => e.body === 'json');

@@ -104,11 +104,12 @@ export async function usageRowFor(base: string, keyId: string, requestId: string
   }
 }
 
-export type ChannelView = ChannelHealthView;
+export type ChannelView = ChannelHealthView & { kind: 'text' };
 
+/** The text channels of GET /admin/channels by name (video channels, listed too, carry no health figures). */
 export async function channelsOf(base: string): Promise<Record<string, ChannelView>> {
-  const list = await admin<{ object: 'list'; data: ChannelView[] }>(base, '/admin/channels');
-  return Object.fromEntries(list.data.map((c) => [c.name, c]));
+  const list = await admin<{ object: 'list'; data: (ChannelView | { kind: 'video'; name: string })[] }>(base, '/admin/channels');
+  return Object.fromEntries(list.data.filter((c): c is ChannelView => c.kind === 'text').map((c) => [c.name, c]));
 }
 
 /** A real 1x1 PNG. */

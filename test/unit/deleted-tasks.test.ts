@@ -59,10 +59,10 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
       }),
     } as unknown as TaskService;
     const list = new TaskList(opened.db, tasks);
-    expect((await list.page(keyId, { limit: 10, order: 'asc' })).tasks.map((t) => t.id)).toEqual(['video_a', 'video_c']);
-    expect((await list.page(keyId, { limit: 10, order: 'asc', after: 'video_b' })).tasks.map((t) => t.id)).toEqual(['video_c']);
+    expect((await list.page(keyId, { limit: 10, order: 'asc' })).tasks.map((t) => t.state.id)).toEqual(['video_a', 'video_c']);
+    expect((await list.page(keyId, { limit: 10, order: 'asc', after: 'video_b' })).tasks.map((t) => t.state.id)).toEqual(['video_c']);
     const first = await list.page(keyId, { limit: 1, order: 'desc' });
     expect(first).toMatchObject({ hasMore: true, lastId: 'video_c' });
-    expect((await list.page(keyId, { limit: 1, order: 'desc', after: first.lastId! })).tasks.map((t) => t.id)).toEqual(['video_a']);
+    expect((await list.page(keyId, { limit: 1, order: 'desc', after: first.lastId! })).tasks.map((t) => t.state.id)).toEqual(['video_a']);
   });
 });

@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import { GatewayError } from '../errors';
 import { bearerToken } from './auth';
 import type { GatewayState } from '../context';
+import { adminFromCookie, usesCookie, type ConsoleAuth } from '../console/cookie-auth';
 
 /**
  * Whether a request's bearer token is one of `tokens`. Digests are compared in constant time,
@@ -10,9 +11,14 @@ import type { GatewayState } from '../context';
  * which one matched.
  */
 export function bearerMatcher(tokens: readonly string[]): (authorization: string) => boolean {
+  const matches = secretMatcher(tokens);
+  return (authorization) => matches(bearerToken(authorization) ?? '');
+}
+
+/** Whether a presented secret is one of `tokens`, in constant time (see bearerMatcher). */
+export function secretMatcher(tokens: readonly string[]): (given: string) => boolean {
   const expected = tokens.map((t) => createHash('sha256').update(t).digest());
-  return (authorization) => {
-    const given = bearerToken(authorization) ?? '';
+  return (given) => {
     const digest = createHash('sha256').update(given).digest();
     let ok = false;
     for (const e of expected) ok = timingSafeEqual(digest, e) || ok;
@@ -20,10 +26,12 @@ export function bearerMatcher(tokens: readonly string[]): (authorization: string
   };
 }
 
-export function adminAuth(adminToken: string): Middleware<GatewayState> {
+/** Authorization: Bearer $ADMIN_TOKEN; with `console`, an operator's console session cookie when no header is sent. */
+export function adminAuth(adminToken: string, console?: ConsoleAuth): Middleware<GatewayState> {
   const matches = bearerMatcher([adminToken]);
   return async (ctx, next) => {
-    if (!matches(ctx.get('authorization'))) {
+    const fromCookie = console && usesCookie(ctx) ? await adminFromCookie(ctx, console) : false;
+    if (!fromCookie && !matches(ctx.get('authorization'))) {
       throw new GatewayError(401, 'invalid_request_error', 'Admin endpoints need Authorization: Bearer $ADMIN_TOKEN.', null, 'invalid_admin_token');
     }
     await next();

@@ -2,6 +2,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import type { RateLimiter } from '../../limits/rate-limiter';
 import type { ApiKey, KeyStore } from '../../store/keys';
 import { AuthenticationError, RateLimitedError } from '../errors';
+import { keyFromCookie, usesCookie, type ConsoleAuth } from '../console/cookie-auth';
 import type { GatewayState } from '../context';
 import { clientAddress } from './client-address';
 import { enforceRateLimit } from './rate-limit';
@@ -45,10 +46,14 @@ export async function resolveKey(keys: KeyStore, secret: string | null, ctx?: Pa
   return key;
 }
 
-/** Authorization: Bearer <key>, for the OpenAI-style endpoint families. */
-export function bearerAuth(keys: KeyStore, limiter: RateLimiter): Middleware<GatewayState> {
+/**
+ * Authorization: Bearer <key>, for the OpenAI-style endpoint families; with `console`, a
+ * console session cookie when the request carries no key header (console/cookie-auth.ts).
+ */
+export function bearerAuth(keys: KeyStore, limiter: RateLimiter, console?: ConsoleAuth): Middleware<GatewayState> {
   return async (ctx, next) => {
-    ctx.state.apiKey = await resolveKey(keys, bearerToken(ctx.get('authorization')), ctx);
+    const fromCookie = console && usesCookie(ctx) ? await keyFromCookie(ctx, console) : null;
+    ctx.state.apiKey = fromCookie ?? (await resolveKey(keys, bearerToken(ctx.get('authorization')), ctx));
     const limited = enforceRateLimit(ctx, limiter);
     if (limited) await limited;
     await next();
@@ -59,14 +64,19 @@ export function bearerAuth(keys: KeyStore, limiter: RateLimiter): Middleware<Gat
  * x-api-key or Authorization: Bearer (spec 5), for /v1/messages and /v1/models, which
  * Anthropic-style clients call with x-api-key.
  */
-export function anyKeyAuth(keys: KeyStore, limiter: RateLimiter): Middleware<GatewayState> {
+export function anyKeyAuth(keys: KeyStore, limiter: RateLimiter, console?: ConsoleAuth): Middleware<GatewayState> {
   return async (ctx, next) => {
-    const xApiKey = ctx.get('x-api-key').trim();
-    const secret = xApiKey !== '' ? xApiKey : bearerToken(ctx.get('authorization'));
-    if (!secret) {
-      throw new AuthenticationError("You didn't provide an API key. Send it as 'x-api-key: <API_KEY>' or 'Authorization: Bearer <API_KEY>'.");
+    const fromCookie = console && usesCookie(ctx) ? await keyFromCookie(ctx, console) : null;
+    if (fromCookie) {
+      ctx.state.apiKey = fromCookie;
+    } else {
+      const xApiKey = ctx.get('x-api-key').trim();
+      const secret = xApiKey !== '' ? xApiKey : bearerToken(ctx.get('authorization'));
+      if (!secret) {
+        throw new AuthenticationError("You didn't provide an API key. Send it as 'x-api-key: <API_KEY>' or 'Authorization: Bearer <API_KEY>'.");
+      }
+      ctx.state.apiKey = await resolveKey(keys, secret, ctx);
     }
-    ctx.state.apiKey = await resolveKey(keys, secret, ctx);
     const limited = enforceRateLimit(ctx, limiter);
     if (limited) await limited;
     await next();

@@ -9,6 +9,7 @@ import { character } from './response-schemas/characters';
 import { anthropicMessage, chatCompletionChunk, chatCompletionObject, tokenCount } from './response-schemas/text';
 import { model, modelList } from './response-schemas/models';
 import { billing, ledgerPage } from './response-schemas/billing';
+import { adminTaskList, billingSpend, billingUsage, characterList, consoleSession, consoleSessionDeleted, videoTimeline } from './response-schemas/console';
 import { apiKeyDetail, apiKeyList, channelList, keyDeleted, keyIssued, keyLedgerPage, keyUsage, ledgerAudit, quotaChanged } from './response-schemas/admin';
 
 /** The named answers of components.schemas, referenced from the operations by name. */
@@ -44,6 +45,13 @@ const SCHEMAS = {
   LedgerAudit: ledgerAudit,
   KeyUsage: keyUsage,
   ChannelList: channelList,
+  ConsoleSession: consoleSession,
+  ConsoleSessionDeleted: consoleSessionDeleted,
+  BillingSpend: billingSpend,
+  BillingUsage: billingUsage,
+  VideoTimeline: videoTimeline,
+  CharacterList: characterList,
+  AdminTaskList: adminTaskList,
 } satisfies Record<string, z.ZodType>;
 
 export type SchemaName = keyof typeof SCHEMAS;

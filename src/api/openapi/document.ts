@@ -7,6 +7,7 @@ import type { OpenApiDocument, RouteDoc } from './types';
 import { adminRoutes } from './paths/admin';
 import { billingRoutes } from './paths/billing';
 import { characterRoutes } from './paths/characters';
+import { consoleRoutes } from './paths/console';
 import { chatCompletionRoutes } from './paths/chat-completions';
 import { fileRoutes } from './paths/files';
 import { healthRoutes } from './paths/health';
@@ -28,6 +29,7 @@ export function routeDocs(): RouteDoc[] {
     ...modelRoutes(),
     ...billingRoutes(),
     ...adminRoutes(),
+    ...consoleRoutes(),
   ];
 }
 
@@ -38,6 +40,7 @@ const TAGS = [
   { name: 'Chat', description: 'Chat completions: text models proxied, motion models as video tasks.' },
   { name: 'Messages', description: "The native messages format of the cm models; errors in Anthropic's shape." },
   { name: 'Models', description: 'The model catalog.' },
+  { name: 'Console', description: 'Sign-in of the web console (/console); its session cookie authenticates the key and admin routes (docs/console.md).' },
   { name: 'Billing', description: "A key's own balance and ledger." },
   { name: 'Files', description: 'Signed links to stored videos and pictures.' },
   { name: 'Admin', description: 'Keys, quotas, ledgers, usage and channels, behind ADMIN_TOKEN.' },

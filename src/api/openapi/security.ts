@@ -1,7 +1,7 @@
 import type { SecurityRequirement, SecurityScheme } from './types';
 
 /** How the gateway authenticates (middleware/auth.ts, middleware/admin-auth.ts). */
-export const SECURITY_SCHEMES: Record<'apiKey' | 'apiKeyHeader' | 'adminToken' | 'metricsToken', SecurityScheme> = {
+export const SECURITY_SCHEMES: Record<'apiKey' | 'apiKeyHeader' | 'adminToken' | 'metricsToken' | 'consoleSession', SecurityScheme> = {
   apiKey: {
     type: 'http',
     scheme: 'bearer',
@@ -18,6 +18,13 @@ export const SECURITY_SCHEMES: Record<'apiKey' | 'apiKeyHeader' | 'adminToken' |
     scheme: 'bearer',
     description: '`Authorization: Bearer $ADMIN_TOKEN` (generated into DATA_DIR/admin-token when unset).',
   },
+  consoleSession: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'gw_session',
+    description:
+      "The console's session cookie (POST /console/api/session). Accepted by the key and admin routes when no Authorization / x-api-key header is sent; a request other than GET/HEAD/OPTIONS also needs X-CSRF-Token (docs/console.md).",
+  },
   metricsToken: {
     type: 'http',
     scheme: 'bearer',
@@ -31,5 +38,7 @@ export const KEY_BEARER: SecurityRequirement[] = [{ apiKey: [] }];
 export const KEY_EITHER: SecurityRequirement[] = [{ apiKeyHeader: [] }, { apiKey: [] }];
 export const ADMIN: SecurityRequirement[] = [{ adminToken: [] }];
 export const METRICS: SecurityRequirement[] = [{ metricsToken: [] }, { adminToken: [] }];
+/** The console's session routes (GET and DELETE read the cookie). */
+export const CONSOLE_SESSION: SecurityRequirement[] = [{ consoleSession: [] }];
 /** Health probes, signed file links and this document. */
 export const OPEN: SecurityRequirement[] = [];

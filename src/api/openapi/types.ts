@@ -64,7 +64,7 @@ export interface SecurityScheme {
   type: 'http' | 'apiKey';
   description: string;
   scheme?: 'bearer';
-  in?: 'header';
+  in?: 'header' | 'cookie';
   name?: string;
 }
 

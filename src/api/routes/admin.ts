@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
-import type { TextChannel } from '../../config/channels';
+import type { TextChannel, VideoChannel } from '../../config/channels';
+import type { Config } from '../../config/env';
+import type { UrlSigner } from '../../files/signed-url';
+import type { TaskService } from '../../tasks/task-service';
+import { TaskList, UnknownCursor } from '../../tasks/task-list';
+import { videoListItemView } from '../views/video-object';
+import { adminChannelsView } from '../views/admin-channels';
+import { temporalWorkflowUrl } from '../views/temporal-links';
 import type { ChannelHealth } from '../../proxy/channel-health';
 import { auditLedger } from '../../billing/audit';
 import { InsufficientBalance, UnlimitedKey, type BillingStore } from '../../billing/ledger';
@@ -10,7 +17,7 @@ import type { UsageRecorder } from '../../billing/usage';
 import type { GatewayState } from '../context';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
-import { createKeyBody, quotaBody, updateKeyBody, usageQuery } from '../schemas/admin-keys';
+import { adminTasksQuery, createKeyBody, keyListQuery, quotaBody, updateKeyBody, usageQuery } from '../schemas/admin-keys';
 import { ledgerQuery } from '../schemas/ledger-query';
 import { parseOrThrow } from '../schemas/zod-error';
 
@@ -28,6 +35,10 @@ const keyView = (k: ApiKey) => ({
 });
 
 export interface AdminDeps {
+  config: Config;
+  channels: readonly VideoChannel[];
+  tasks: TaskService;
+  signer: UrlSigner;
   db: Db;
   keys: KeyStore;
   billing: BillingStore;
@@ -41,8 +52,10 @@ export interface AdminDeps {
  * revoke), a key's balance, quota, ledger and text usage, the ledger audit, and the text
  * channels' health. Views of money flush the usage queued in this process first.
  */
-export function adminRoutes({ db, keys, billing, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
+export function adminRoutes({ config, channels, tasks, signer, db, keys, billing, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin' });
+  const taskList = new TaskList(db, tasks);
+  const workflowUrl = (id: string) => temporalWorkflowUrl(config, id);
 
   /** The key with its balance (null when unlimited), what it has spent and its tasks in flight. */
   async function keyWithBalance(key: ApiKey) {
@@ -132,9 +145,9 @@ export function adminRoutes({ db, keys, billing, usage, textChannels, channelHea
 
   router.get('/keys/:id/ledger', async (ctx) => {
     const key = await keyOr404(ctx.params.id);
-    const { limit, offset } = parseOrThrow(ledgerQuery, ctx.query);
+    const { limit, offset, ...filter } = parseOrThrow(ledgerQuery, ctx.query);
     await usage.flush();
-    const data = await billing.ledger(key.id, limit, offset);
+    const data = await billing.ledger(key.id, limit, offset, filter);
     ctx.body = { object: 'list', key_id: key.id, data, has_more: data.length === limit };
   });
 
@@ -144,8 +157,29 @@ export function adminRoutes({ db, keys, billing, usage, textChannels, channelHea
     ctx.body = await auditLedger(db);
   });
 
+  /** With each key's balance and spending, read for all keys at once (two queries whatever the count). */
   router.get('/keys', async (ctx) => {
-    ctx.body = { object: 'list', data: (await keys.list()).map(keyView) };
+    const { include_revoked } = parseOrThrow(keyListQuery, ctx.query);
+    await usage.flush();
+    const [list, balances] = await Promise.all([keys.list(include_revoked), billing.balances()]);
+    ctx.body = {
+      object: 'list',
+      data: list.map((k) => ({ ...keyView(k), revoked_at: k.revokedAt, balance: balances.get(k.id)?.balance ?? null, spent: balances.get(k.id)?.spent ?? 0 })),
+    };
+  });
+
+  /** Video tasks across keys, newest first, with their owner, cost and Temporal UI link. */
+  router.get('/tasks', async (ctx) => {
+    const query = parseOrThrow(adminTasksQuery, ctx.query);
+    let page;
+    try {
+      page = await taskList.adminPage({ after: query.after, limit: query.limit, keyId: query.key_id, model: query.model, status: query.status });
+    } catch (err) {
+      if (err instanceof UnknownCursor) throw new InvalidRequestError(`'after' names no video task: ${err.message}`, 'after', 'invalid_cursor');
+      throw err;
+    }
+    const data = page.tasks.map((t) => ({ ...videoListItemView(t.state, signer), key_id: t.keyId, cost: t.cost, temporal_ui_url: workflowUrl(t.state.id) }));
+    ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: page.lastId, has_more: page.hasMore };
   });
 
   router.delete('/keys/:id', async (ctx) => {
@@ -161,7 +195,7 @@ export function adminRoutes({ db, keys, billing, usage, textChannels, channelHea
   });
 
   router.get('/channels', (ctx) => {
-    ctx.body = { object: 'list', data: channelHealth.view(textChannels) };
+    ctx.body = { object: 'list', data: adminChannelsView(channelHealth, textChannels, channels) };
   });
 
   return router;

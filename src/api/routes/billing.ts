@@ -4,17 +4,24 @@ import type { UsageRecorder } from '../../billing/usage';
 import { callerKey, type GatewayState } from '../context';
 import { parseOrThrow } from '../schemas/zod-error';
 import { ledgerQuery } from '../schemas/ledger-query';
+import { spendQuery } from '../schemas/spend-query';
+import { usageQuery } from '../schemas/admin-keys';
+import type { Db } from '../../store/db';
+import { spendByBucket } from '../../billing/spend';
 
 export interface BillingRouteDeps {
+  db: Db;
   billing: BillingStore;
   usage: UsageRecorder;
 }
 
 /**
  * What a key can see of its own money: GET /v1/billing (balance, limits, spending, tasks in
- * flight, text usage by model) and GET /v1/billing/ledger (its entries, newest first).
+ * flight, text usage by model), GET /v1/billing/ledger (its entries, newest first, filtered),
+ * GET /v1/billing/spend (spending by model and UTC day or hour) and GET /v1/billing/usage
+ * (its text usage: totals by model and the latest records).
  */
-export function billingRoutes({ billing, usage }: BillingRouteDeps): Router<GatewayState> {
+export function billingRoutes({ db, billing, usage }: BillingRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
   router.get('/v1/billing', async (ctx) => {
@@ -40,10 +47,23 @@ export function billingRoutes({ billing, usage }: BillingRouteDeps): Router<Gate
 
   router.get('/v1/billing/ledger', async (ctx) => {
     const key = callerKey(ctx.state);
-    const { limit, offset } = parseOrThrow(ledgerQuery, ctx.query);
+    const { limit, offset, ...filter } = parseOrThrow(ledgerQuery, ctx.query);
     await usage.flush();
-    const data = await billing.ledger(key.id, limit, offset);
+    const data = await billing.ledger(key.id, limit, offset, filter);
     ctx.body = { object: 'list', data, has_more: data.length === limit };
+  });
+
+  router.get('/v1/billing/spend', async (ctx) => {
+    const key = callerKey(ctx.state);
+    const { granularity, since, until } = parseOrThrow(spendQuery(Math.floor(Date.now() / 1000)), ctx.query);
+    await usage.flush();
+    ctx.body = { object: 'billing.spend', granularity, since, until, data: await spendByBucket(db, key.id, granularity, since, until) };
+  });
+
+  router.get('/v1/billing/usage', async (ctx) => {
+    const key = callerKey(ctx.state);
+    const { limit } = parseOrThrow(usageQuery, ctx.query);
+    ctx.body = { object: 'usage', totals: await usage.totals(key.id), recent: await usage.recent(key.id, limit) };
   });
 
   return router;

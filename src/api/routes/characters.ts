@@ -6,13 +6,14 @@ import { NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import { assertFetchable } from '../reference-images';
 import { finishedVideoOf } from '../task-lookup';
-import { characterCreateBody } from '../schemas/character-create';
+import { characterCreateBody, characterListQuery } from '../schemas/character-create';
+import { listCharacters } from '../../tasks/character-list';
 import { parseOrThrow } from '../schemas/zod-error';
 import { CHARACTER_CREATE_LEASE_SECONDS } from '../task-request';
 import type { VideoRouteDeps } from './video-tasks';
 import { idempotentCreate } from '../idempotency';
 
-/** POST /motion/v1/characters and GET /motion/v1/characters/{id} (the permalink), spec 2.3 and 4.8. */
+/** POST /motion/v1/characters, GET /motion/v1/characters (the key's list) and GET /motion/v1/characters/{id} (the permalink), spec 2.3 and 4.8. */
 export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const view = (c: CharacterState) => ({
@@ -56,6 +57,13 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       },
     });
     ctx.body = view(character);
+  });
+
+  /** The key's characters, newest first (the console's library). */
+  router.get('/motion/v1/characters', async (ctx) => {
+    const { limit } = parseOrThrow(characterListQuery, ctx.query);
+    const data = (await listCharacters(deps.db, deps.characters, callerKey(ctx.state).id, limit)).map(view);
+    ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
   });
 
   router.get('/motion/v1/characters/:id', async (ctx) => {

@@ -12,6 +12,7 @@ import type { GatewayState } from '../context';
 import { InvalidRequestError } from '../errors';
 import { anthropicErrors } from '../middleware/anthropic-errors';
 import { anyKeyAuth } from '../middleware/auth';
+import type { ConsoleAuth } from '../console/cookie-auth';
 import { jsonBody } from '../middleware/json-body';
 import { countTokensBody, messagesBody } from '../schemas/messages';
 import { proxyText } from '../../proxy/text-proxy';
@@ -22,6 +23,8 @@ export interface MessagesRouteDeps extends TextRouteDeps {
   config: Config;
   keys: KeyStore;
   limiter: RateLimiter;
+  /** Console session cookies, accepted when no key header is sent. */
+  consoleAuth?: ConsoleAuth;
 }
 
 /** Which model names /v1/messages refuses, and where each one belongs instead. */
@@ -73,7 +76,7 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const limit = deps.config.env.MAX_JSON_BODY_BYTES;
 
-  router.post('/v1/messages', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter), jsonBody(limit), async (ctx) => {
+  router.post('/v1/messages', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter, deps.consoleAuth), jsonBody(limit), async (ctx) => {
     const { body, channels } = nativeRequest(ctx.request.body, messagesBody, deps);
     const beta = ctx.get('anthropic-beta');
     await answerFromUpstream(ctx, deps, {
@@ -88,7 +91,7 @@ export function messagesRoutes(deps: MessagesRouteDeps): Router<GatewayState> {
     });
   });
 
-  router.post('/v1/messages/count_tokens', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter), jsonBody(limit), async (ctx) => {
+  router.post('/v1/messages/count_tokens', anthropicErrors(limit), anyKeyAuth(deps.keys, deps.limiter, deps.consoleAuth), jsonBody(limit), async (ctx) => {
     const { body, channels } = nativeRequest(ctx.request.body, countTokensBody, deps);
     const beta = ctx.get('anthropic-beta');
     // Through the text proxy like a message (failover, error shapes), but free: no hold, nothing

@@ -6,6 +6,7 @@ import type { GatewayState } from '../context';
 import { NotFoundError } from '../errors';
 import type { RateLimiter } from '../../limits/rate-limiter';
 import { anyKeyAuth } from '../middleware/auth';
+import type { ConsoleAuth } from '../console/cookie-auth';
 
 export interface ModelEntry {
   id: string;
@@ -60,10 +61,12 @@ export function modelRoutes(deps: {
   limiter: RateLimiter;
   channels: readonly VideoChannel[];
   textChannels: readonly TextChannel[];
+  /** Console session cookies, accepted when no key header is sent. */
+  consoleAuth?: ConsoleAuth;
 }): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const catalog = modelCatalog(deps.channels, deps.textChannels, Math.floor(Date.now() / 1000));
-  const auth = anyKeyAuth(deps.keys, deps.limiter);
+  const auth = anyKeyAuth(deps.keys, deps.limiter, deps.consoleAuth);
 
   router.get('/v1/models', auth, (ctx) => {
     ctx.body = { object: 'list', data: catalog, has_more: false, first_id: catalog[0]?.id ?? null, last_id: catalog.at(-1)?.id ?? null };

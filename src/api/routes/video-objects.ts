@@ -18,6 +18,7 @@ import { parseVideosCreate, type VideosCreateFields } from '../schemas/video-obj
 import { videosRemixBody } from '../schemas/video-object-remix';
 import { videoContentQuery, videoListQuery } from '../schemas/video-list-query';
 import { TaskList, UnknownCursor } from '../../tasks/task-list';
+import { taskLedger, timelineOf } from '../../tasks/task-timeline';
 import { TaskDeletion } from '../../tasks/task-deletion';
 import { DeletedTasks } from '../../tasks/deleted-tasks';
 import { serveBlob } from './files';
@@ -167,8 +168,16 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
       if (err instanceof UnknownCursor) throw new InvalidRequestError(`'after' names no video of this key: ${err.message}`, 'after', 'invalid_cursor');
       throw err;
     }
-    const data = page.tasks.map((t) => videoListItemView(t, deps.signer));
+    const data = page.tasks.map((t) => ({ ...videoListItemView(t.state, deps.signer), cost: t.cost }));
     ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: page.lastId, has_more: page.hasMore };
+  });
+
+  /** What happened to the task (tasks/task-timeline.ts): its workflow's history and its ledger rows. */
+  router.get('/v1/videos/:id/timeline', async (ctx) => {
+    const key = callerKey(ctx.state);
+    const task = await ownTask(deps.tasks, ctx.params.id, key.id);
+    const [events, ledger] = await Promise.all([deps.tasks.history(task.id), taskLedger(deps.db, task.id, key.id)]);
+    ctx.body = { object: 'video.timeline', id: task.id, data: timelineOf(events, ledger, deps.tasks.payloadConverter) };
   });
 
   router.get('/v1/videos/:id/content', async (ctx) => {

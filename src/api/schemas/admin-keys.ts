@@ -37,3 +37,20 @@ export const quotaBody = z.strictObject({
 
 /** ?limit= of GET /admin/keys/{id}/usage. */
 export const usageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+
+/** ?include_revoked= of GET /admin/keys: revoked keys are listed too (default: live keys only). */
+export const keyListQuery = z.strictObject({
+  include_revoked: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+});
+
+/** ?key_id=&model=&status=&limit=&after= of GET /admin/tasks. */
+export const adminTasksQuery = z.strictObject({
+  key_id: z.string().min(1).max(200).optional(),
+  model: z.string().min(1).max(200).optional(),
+  status: z.enum(['pending', 'processing', 'completed', 'failed']).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  after: z.string().min(1).max(200).optional(),
+});

@@ -12,3 +12,6 @@ export const characterCreateBody = z
     message: "give exactly one of 'url' and 'from_task'",
     path: ['url'],
   });
+
+/** ?limit= of GET /motion/v1/characters (newest first). */
+export const characterListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });

@@ -1,4 +1,4 @@
-import { createKeyBody, quotaBody, updateKeyBody, usageQuery } from '../../schemas/admin-keys';
+import { adminTasksQuery, createKeyBody, keyListQuery, quotaBody, updateKeyBody, usageQuery } from '../../schemas/admin-keys';
 import { ledgerQuery } from '../../schemas/ledger-query';
 import { queryParameters, requestSchema } from '../json-schema';
 import { ADMIN } from '../security';
@@ -37,8 +37,9 @@ export function adminRoutes(): RouteDoc[] {
       path: '/admin/keys',
       operation: admin({
         operationId: 'adminListKeys',
-        summary: 'The live keys, without secrets',
-        responses: { '200': json('The keys.', 'ApiKeyList') },
+        summary: 'The live keys (with include_revoked=true, the revoked ones too), without secrets, with balance and spending',
+        parameters: queryParameters(keyListQuery),
+        responses: { '200': json('The keys.', 'ApiKeyList'), ...errors({ 400: 'A bad or unknown query parameter.' }) },
       }),
     },
     {
@@ -129,8 +130,23 @@ export function adminRoutes(): RouteDoc[] {
       path: '/admin/channels',
       operation: admin({
         operationId: 'adminListChannels',
-        summary: 'The text channels (no secrets) and their health',
+        summary: 'The text channels (no secrets) with their health, and the video channels',
         responses: { '200': json('The channels.', 'ChannelList') },
+      }),
+    },
+    {
+      method: 'get',
+      path: '/admin/tasks',
+      operation: admin({
+        operationId: 'adminListTasks',
+        summary: 'Video tasks across keys, newest first, with owner, cost and Temporal UI link',
+        description:
+          '`key_id`, `model` and `status` narrow the list; a page may hold fewer than `limit` tasks when `has_more` is true (continue with `after` = `last_id`).',
+        parameters: queryParameters(adminTasksQuery),
+        responses: {
+          '200': json('One page of tasks.', 'AdminTaskList'),
+          ...errors({ 400: 'A bad or unknown query parameter, or an `after` that names no video task (`invalid_cursor`).', 503: 'Temporal is unreachable.' }),
+        },
       }),
     },
   ];

@@ -1,5 +1,5 @@
-import { characterCreateBody } from '../../schemas/character-create';
-import { requestSchema } from '../json-schema';
+import { characterCreateBody, characterListQuery } from '../../schemas/character-create';
+import { queryParameters, requestSchema } from '../json-schema';
 import { KEY_BEARER } from '../security';
 import { errors, HEADERS, IDEMPOTENCY_KEY, JSON_BODY_400, keyedJson, pathId } from '../responses';
 import type { RouteDoc } from '../types';
@@ -32,6 +32,19 @@ export function characterRoutes(): RouteDoc[] {
             504: 'Still being made after 120 s (`timeout`): the message names the id to read later.',
           }),
         },
+      },
+    },
+    {
+      method: 'get',
+      path: '/motion/v1/characters',
+      operation: {
+        operationId: 'listCharacters',
+        summary: "The key's characters, newest first",
+        description: 'Characters still being made or whose creation failed are not listed.',
+        tags: ['Characters'],
+        security: KEY_BEARER,
+        parameters: queryParameters(characterListQuery),
+        responses: { '200': keyedJson('The characters.', 'CharacterList'), ...errors({ ...READ_ERRORS, 400: 'A bad or unknown query parameter.' }) },
       },
     },
     {

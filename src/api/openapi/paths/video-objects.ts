@@ -110,6 +110,20 @@ export function videoObjectRoutes(): RouteDoc[] {
     },
     {
       method: 'get',
+      path: '/v1/videos/{id}/timeline',
+      operation: {
+        operationId: 'getVideoTimeline',
+        summary: 'What happened to a task: created, charged, submitted, processing, stored, completed / failed / cancelled, refunded',
+        description:
+          "Derived from the task's workflow history (readable with the worker down) and its ledger entries, oldest first. `detail` says the credits of a charge or refund, or why a task failed.",
+        tags: ['Videos'],
+        security: KEY_BEARER,
+        parameters: [videoId],
+        responses: { '200': keyedJson("The task's events.", 'VideoTimeline'), ...errors({ ...READ_ERRORS, 404: 'No task of this key with that id.' }) },
+      },
+    },
+    {
+      method: 'get',
       path: '/v1/videos/{id}/content',
       operation: {
         operationId: 'getVideoContent',

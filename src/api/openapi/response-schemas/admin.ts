@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AuditReport } from '../../../billing/audit';
 import type { UsageRecordView } from '../../../billing/usage';
+import type { VideoChannelView } from '../../views/admin-channels';
 import type { ChannelHealthView } from '../../../proxy/channel-health';
 import { describes } from '../describes';
 import { ledgerEntry, usageTotals } from './billing';
@@ -33,7 +34,17 @@ export const apiKey = z.object({
   ...limits,
 });
 
-export const apiKeyList = z.object({ object: z.literal('list'), data: z.array(apiKey) });
+/** GET /admin/keys: each key with its balance and spending. */
+export const apiKeyList = z.object({
+  object: z.literal('list'),
+  data: z.array(
+    apiKey.extend({
+      revoked_at: unixSeconds.nullable(),
+      balance: credits.nullable().meta({ description: 'Credits left; null when the key is unlimited.' }),
+      spent: credits.meta({ description: 'Charges + usage - refunds.' }),
+    }),
+  ),
+});
 
 export const apiKeyDetail = apiKey.extend({
   revoked_at: unixSeconds.nullable(),
@@ -69,7 +80,7 @@ export const ledgerAudit = describes<AuditReport>()(
   }),
 );
 
-const usageRecord = describes<UsageRecordView>()(
+export const usageRecord = describes<UsageRecordView>()(
   z.object({
     id: z.string(),
     request_id: z.string(),
@@ -105,4 +116,27 @@ const channelHealth = describes<ChannelHealthView>()(
   }),
 );
 
-export const channelList = z.object({ object: z.literal('list'), data: z.array(channelHealth) });
+const videoChannel = describes<VideoChannelView>()(
+  z
+    .object({
+      kind: z.literal('video'),
+      name: z.string(),
+      type: z.string(),
+      models: z.array(z.string()),
+      priority: z.number(),
+      weight: z.number(),
+      simulated: z.boolean(),
+      state: z.null(),
+      resting_until: z.null(),
+      consecutive_failures: z.null(),
+      served: z.null(),
+      failed: z.null(),
+      last_error: z.null(),
+    })
+    .meta({ description: 'A video channel: the worker calls it, so the API process holds no health figures for it (see the worker metrics).' }),
+);
+
+export const channelList = z.object({
+  object: z.literal('list'),
+  data: z.array(z.union([channelHealth.extend({ kind: z.literal('text') }), videoChannel])),
+});

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { VideoContentView, videoDeletedView, VideoListItemView, VideoObjectCreateView, VideoStatusView, videoRemixView } from '../../views/video-object';
 import { describes } from '../describes';
-import { progress, signedUrl, taskFailure, taskStatus, unixSeconds } from './common';
+import { credits, progress, signedUrl, taskFailure, taskStatus, unixSeconds } from './common';
 
 /** The /v1/videos family (spec 2.2), as views/video-object.ts renders it. */
 
@@ -64,7 +64,8 @@ export const videoContent = describes<VideoContentView>()(
   z.object({ id: z.string(), status: z.literal('completed'), video_url: signedUrl, enhanced_prompt: z.string(), status_update_time: unixSeconds }),
 );
 
-const videoListItem = describes<VideoListItemView>()(
+/** A list item: the view plus `cost` (credits charged for the task, 0 once refunded). */
+export const videoListItem = describes<VideoListItemView>()(
   z.object({
     id: z.string(),
     object: z.literal('video'),
@@ -78,7 +79,7 @@ const videoListItem = describes<VideoListItemView>()(
     video_url: signedUrl.nullable(),
     error: taskFailure.nullable(),
   }),
-);
+).extend({ cost: credits.meta({ description: 'Credits charged for the task; 0 once refunded.' }) });
 
 export const videoList = z.object({
   object: z.literal('list'),

@@ -1,0 +1,271 @@
+/** The operator's channels (health, errors, cooldowns), all tasks across keys, and the ledger audit. */
+import { useState } from 'preact/hooks';
+import { api, query } from '../api';
+import { ErrorNote, Page, Progress, Status } from '../components/ui';
+import { age, credits, dateTime } from '../format';
+import { useLoad } from '../hooks';
+import { VIDEO_MODELS } from '../../../src/catalog/models';
+import type { AuditReport, Channel, List, VideoItem } from '../types';
+
+export function AdminChannels() {
+  const channels = useLoad((signal) => api<List<Channel>>('/admin/channels', { signal }), [], 5000);
+  // A failover count is shown when the gateway reports one (it may not, per channel).
+  const failovers = channels.data?.data.some((c) => typeof c.failovers === 'number') ?? false;
+  return (
+    <Page title="Channels">
+      <p class="muted">
+        Text channels carry this process's health figures (failures in a row, a rest after the threshold, the last error); video channels are called by the
+        worker, so only their settings are listed. Refreshed every 5 s.
+      </p>
+      <ErrorNote error={channels.error} />
+      {channels.data ? (
+        <div class="table-wrap">
+          <table class="channels">
+            <thead>
+              <tr>
+                <th scope="col">Channel</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Type</th>
+                <th scope="col">State</th>
+                <th scope="col">Resting until</th>
+                <th scope="col" class="num">
+                  Failures in a row
+                </th>
+                <th scope="col" class="num">
+                  Served
+                </th>
+                <th scope="col" class="num">
+                  Failed
+                </th>
+                {failovers ? (
+                  <th scope="col" class="num">
+                    Failovers
+                  </th>
+                ) : null}
+                <th scope="col">Last error</th>
+                <th scope="col">Models</th>
+              </tr>
+            </thead>
+            <tbody>
+              {channels.data.data.map((c) => (
+                <tr key={`${c.kind ?? 'text'}:${c.name}`}>
+                  <td>
+                    {c.name}
+                    {c.simulated ? <span class="badge">simulated</span> : null}
+                  </td>
+                  <td>{c.kind ?? 'text'}</td>
+                  <td>{c.type}</td>
+                  <td>{c.state ? <span class={`badge badge-${c.state}`}>{c.state}</span> : ''}</td>
+                  <td>{c.resting_until ? dateTime(c.resting_until) : ''}</td>
+                  <td class="num">{c.consecutive_failures ?? ''}</td>
+                  <td class="num">{c.served ?? ''}</td>
+                  <td class="num">{c.failed ?? ''}</td>
+                  {failovers ? <td class="num">{c.failovers ?? ''}</td> : null}
+                  <td class="wrap">{c.last_error ?? ''}</td>
+                  <td class="wrap">{c.models.join(', ')}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </Page>
+  );
+}
+
+interface TaskFilters {
+  model: string;
+  status: string;
+  key_id: string;
+}
+
+export function AdminTasks() {
+  const [draft, setDraft] = useState<TaskFilters>({ model: '', status: '', key_id: '' });
+  const [filters, setFilters] = useState<TaskFilters>(draft);
+  const [after, setAfter] = useState<string[]>([]);
+  const cursor = after[after.length - 1];
+  const tasks = useLoad(
+    (signal) => api<List<VideoItem>>(`/admin/tasks${query({ ...filters, limit: 50, after: cursor })}`, { signal }),
+    [filters, cursor],
+    5000,
+  );
+  const set = (name: keyof TaskFilters) => (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value });
+
+  return (
+    <Page title="All tasks">
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setAfter([]);
+          setFilters(draft);
+        }}
+      >
+        <label>
+          Model
+          <select value={draft.model} onChange={set('model')}>
+            <option value="">all</option>
+            {VIDEO_MODELS.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Status
+          <select value={draft.status} onChange={set('status')}>
+            <option value="">all</option>
+            <option value="pending">pending</option>
+            <option value="processing">processing</option>
+            <option value="completed">completed</option>
+            <option value="failed">failed</option>
+          </select>
+        </label>
+        <label>
+          Key id
+          <input value={draft.key_id} onInput={set('key_id')} placeholder="key_…" />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      <ErrorNote error={tasks.error} />
+      {tasks.data ? (
+        <>
+          <div class="table-wrap">
+            <table class="tasks">
+              <thead>
+                <tr>
+                  <th scope="col">Task</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Progress</th>
+                  <th scope="col">Model</th>
+                  <th scope="col">Age</th>
+                  <th scope="col" class="num">
+                    Cost
+                  </th>
+                  <th scope="col">Run</th>
+                </tr>
+              </thead>
+              <tbody>
+                {tasks.data.data.length === 0 ? (
+                  <tr>
+                    <td colSpan={8} class="muted">
+                      No tasks.
+                    </td>
+                  </tr>
+                ) : null}
+                {tasks.data.data.map((t) => (
+                  <tr key={t.id}>
+                    <td class="mono">{t.id}</td>
+                    <td class="mono">{t.key_id ?? ''}</td>
+                    <td>
+                      <Status status={t.status} />
+                    </td>
+                    <td>
+                      <Progress value={t.progress} label={`Progress of ${t.id}`} />
+                    </td>
+                    <td>{t.model}</td>
+                    <td>{age(t.created_at)}</td>
+                    <td class="num">{t.cost === undefined ? '' : credits(t.cost)}</td>
+                    <td>
+                      {t.temporal_ui_url ? (
+                        <a href={t.temporal_ui_url} target="_blank" rel="noopener noreferrer">
+                          Temporal<span class="visually-hidden"> run of {t.id}</span>
+                        </a>
+                      ) : (
+                        ''
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div class="pager">
+            <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
+              Newer
+            </button>
+            <button
+              type="button"
+              disabled={!tasks.data.has_more || !tasks.data.last_id}
+              onClick={() => tasks.data?.last_id && setAfter([...after, tasks.data.last_id])}
+            >
+              Older
+            </button>
+          </div>
+        </>
+      ) : null}
+    </Page>
+  );
+}
+
+export function AdminAudit() {
+  const [report, setReport] = useState<AuditReport | null>(null);
+  const [ranAt, setRanAt] = useState<number | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | undefined>(undefined);
+  const run = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      setReport(await api<AuditReport>('/admin/audit'));
+      setRanAt(Date.now() / 1000);
+    } catch (err) {
+      setError(err instanceof Error ? err : new Error(String(err)));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Page title="Ledger audit">
+      <p>Recomputes every balance from the ledger and checks each paid task's charge and refund against its state.</p>
+      <button type="button" class="primary" onClick={() => void run()} disabled={busy}>
+        {busy ? 'Auditing…' : 'Run the audit'}
+      </button>
+      <ErrorNote error={error} />
+      {report ? (
+        <div class="panel" role="status">
+          <p>
+            {dateTime(ranAt)}: {report.keys} keys, {report.entries} entries, {report.tasks} tasks.{' '}
+            {report.mismatches.length === 0 ? (
+              <strong class="ok">No mismatches.</strong>
+            ) : (
+              <strong class="error">{report.mismatches.length} mismatches.</strong>
+            )}
+          </p>
+          {report.mismatches.length > 0 ? (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Key</th>
+                    <th scope="col">Problem</th>
+                    <th scope="col">Ref</th>
+                    <th scope="col" class="num">
+                      Expected
+                    </th>
+                    <th scope="col" class="num">
+                      Actual
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {report.mismatches.map((m, i) => (
+                    <tr key={i}>
+                      <td class="mono">{m.key_id}</td>
+                      <td>{m.problem}</td>
+                      <td class="mono">{m.ref ?? ''}</td>
+                      <td class="num">{m.expected ?? ''}</td>
+                      <td class="num">{m.actual ?? ''}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : null}
+        </div>
+      ) : null}
+    </Page>
+  );
+}
