@@ -11,6 +11,7 @@ import { createBillingActivities } from './billing/charge-activities';
 import { chatModelEnhancer, passThroughEnhancer } from './activities/prompt-enhancer';
 import { createVideoActivities } from './activities/video-activities';
 import { loadVideoChannels } from './config/channels';
+import { reportUpstreamFailuresTo } from './providers/http';
 import { loadConfig, type Config } from './config/env';
 import { tracedWorkflowBundlePath, workflowBundlePath } from './config/paths';
 import { createLogger } from './log';
@@ -19,6 +20,7 @@ import { UserUrlFetcher } from './net/user-url-fetcher';
 import { sweepStaleFetches } from './net/url-guard';
 import { BlobStore } from './files/blob-store';
 import { BillingStore } from './billing/ledger';
+import { ChannelErrorLog } from './store/channel-errors';
 import type { Db } from './store/db';
 import { openStore } from './store/open';
 import { ensureRetention } from './temporal/namespace-retention';
@@ -55,6 +57,9 @@ export async function createGatewayWorker(
       ? chatModelEnhancer(env.PROMPT_ENHANCER_BASE_URL, env.PROMPT_ENHANCER_API_KEY ?? '', env.PROMPT_ENHANCER_MODEL, env.UPSTREAM_TIMEOUT_MS)
       : passThroughEnhancer;
   const billing = new BillingStore(db);
+  // The failures of upstream video requests, for the operator's channel view (GET /admin/channels).
+  const channelErrors = new ChannelErrorLog(db, logger);
+  reportUpstreamFailuresTo((channel, retryable, message) => channelErrors.record(channel, retryable, message));
   const userFetches = new UserUrlFetcher({
     allowPrivate: env.FETCH_ALLOW_PRIVATE,
     maxBytes: env.FETCH_MAX_BYTES,

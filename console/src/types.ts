@@ -142,22 +142,31 @@ export interface CreatedKey {
   balance: number | null;
 }
 
+export interface ChannelError {
+  at: number;
+  message: string;
+}
+
 export interface Channel {
   name: string;
   type: string;
-  kind?: 'text' | 'video';
+  kind: 'text' | 'video';
   models: string[];
-  priority?: number;
-  weight?: number;
+  priority: number;
+  weight: number;
   simulated: boolean;
-  /** Health figures: null for video channels, whose calls the worker makes (this process keeps none). */
-  state?: 'healthy' | 'resting' | null;
-  resting_until?: number | null;
-  consecutive_failures?: number | null;
-  served?: number | null;
-  failed?: number | null;
-  failovers?: number | null;
-  last_error?: string | null;
+  /** Text: resting after failures in a row. Video: failing = a retryable failure within 5 minutes. */
+  state: 'healthy' | 'resting' | 'failing';
+  resting_until: number | null;
+  /** The figures of text channels only (this process proxies them); null for video channels. */
+  consecutive_failures: number | null;
+  served: number | null;
+  /** Text: since the process started. Video: within the last 24 hours (recorded by the worker). */
+  failed: number;
+  failovers: number | null;
+  cooldowns: number | null;
+  last_error: string | null;
+  recent_errors: ChannelError[];
 }
 
 export interface AuditReport {

@@ -46,6 +46,14 @@ export function isRetryableStatus(status: number): boolean {
  * fetch with a deadline; any non-2xx becomes an UpstreamError carrying the provider's reason.
  * Every attempt is counted on gateway_upstream_requests_total under `channel` (and is a span, tracing on).
  */
+/** Where failed upstream video requests are reported: the worker's ChannelErrorLog (GET /admin/channels). */
+type FailureSink = (channel: string, retryable: boolean, message: string) => void;
+let failureSink: FailureSink | null = null;
+
+export function reportUpstreamFailuresTo(sink: FailureSink | null): void {
+  failureSink = sink;
+}
+
 export async function upstreamFetch(what: string, url: string, init: RequestInit, timeoutMs: number, channel: string): Promise<Response> {
   // With tracing on, a client span from the request to its response headers (the body is the caller's).
   const span = startUpstreamSpan({ kind: 'video', channel, method: init.method ?? 'GET', url, operation: what });
@@ -56,18 +64,17 @@ export async function upstreamFetch(what: string, url: string, init: RequestInit
     metrics.upstreamRequests.inc({ channel, kind: 'video', status: upstreamStatusLabel(null) });
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     span?.end({ error: cause });
-    throw new UpstreamError(`${what}: connection failed (${cause})`, 'retryable');
+    const message = `${what}: connection failed (${cause})`;
+    failureSink?.(channel, true, message);
+    throw new UpstreamError(message, 'retryable');
   }
   metrics.upstreamRequests.inc({ channel, kind: 'video', status: String(res.status) });
   span?.end({ status: res.status });
   if (res.ok || (res.status >= 300 && res.status < 400 && init.redirect === 'manual')) return res;
   const text = await res.text().catch(() => '');
-  throw new UpstreamError(
-    `${what}: HTTP ${res.status}: ${reasonOf(text)}`,
-    isRetryableStatus(res.status) ? 'retryable' : 'rejected',
-    res.status,
-    retryAfterMs(res.headers.get('retry-after')),
-  );
+  const message = `${what}: HTTP ${res.status}: ${reasonOf(text)}`;
+  failureSink?.(channel, isRetryableStatus(res.status), message);
+  throw new UpstreamError(message, isRetryableStatus(res.status) ? 'retryable' : 'rejected', res.status, retryAfterMs(res.headers.get('retry-after')));
 }
 
 export async function readJson<T extends z.ZodType>(what: string, res: Response, schema: T): Promise<z.output<T>> {

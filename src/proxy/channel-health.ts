@@ -1,12 +1,26 @@
 import type { TextChannel } from '../config/channels';
 import { metrics } from '../metrics/metrics';
 
+/** A failure as the operator's view lists it: when (unix seconds) and why. */
+export interface ChannelErrorView {
+  at: number;
+  message: string;
+}
+
+/** How many failures of a channel its view keeps, newest first. */
+const RECENT_ERRORS = 5;
+
 interface Health {
   consecutiveFailures: number;
   restingUntil: number;
   served: number;
   failed: number;
+  /** Requests that left this channel for the next one after it failed them. */
+  failovers: number;
+  /** Rests begun (a failure while resting extends the rest, it begins none). */
+  cooldowns: number;
   lastError: string | null;
+  recentErrors: ChannelErrorView[];
 }
 
 export interface ChannelHealthView {
@@ -22,6 +36,9 @@ export interface ChannelHealthView {
   served: number;
   failed: number;
   last_error: string | null;
+  failovers: number;
+  cooldowns: number;
+  recent_errors: ChannelErrorView[];
 }
 
 /**
@@ -45,7 +62,7 @@ export class ChannelHealth {
   private of(name: string): Health {
     let h = this.health.get(name);
     if (!h) {
-      h = { consecutiveFailures: 0, restingUntil: 0, served: 0, failed: 0, lastError: null };
+      h = { consecutiveFailures: 0, restingUntil: 0, served: 0, failed: 0, failovers: 0, cooldowns: 0, lastError: null, recentErrors: [] };
       this.health.set(name, h);
     }
     return h;
@@ -71,12 +88,23 @@ export class ChannelHealth {
     h.consecutiveFailures++;
     h.failed++;
     h.lastError = reason;
+    const now = this.now();
+    h.recentErrors.unshift({ at: Math.floor(now / 1000), message: reason });
+    h.recentErrors.length = Math.min(h.recentErrors.length, RECENT_ERRORS);
     if (h.consecutiveFailures >= this.threshold) {
-      const now = this.now();
       // A rest begins (not one extended by a failure while resting): one cooldown on the metric.
-      if (h.restingUntil <= now) metrics.cooldowns.inc({ channel: name });
+      if (h.restingUntil <= now) {
+        metrics.cooldowns.inc({ channel: name });
+        h.cooldowns++;
+      }
       h.restingUntil = now + Math.max(this.cooldownMs, retryAfterMs);
     }
+  }
+
+  /** A request failed on this channel and moves on to the next one. */
+  failedOver(name: string, reason: string): void {
+    this.of(name).failovers++;
+    metrics.failovers.inc({ channel: name, reason });
   }
 
   /** Whether each channel rests now (the gateway_channel_resting gauge). */
@@ -103,6 +131,9 @@ export class ChannelHealth {
         served: h.served,
         failed: h.failed,
         last_error: h.lastError,
+        failovers: h.failovers,
+        cooldowns: h.cooldowns,
+        recent_errors: [...h.recentErrors],
       };
     });
   }

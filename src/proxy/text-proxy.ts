@@ -9,7 +9,6 @@ import { emptyUsage, type StreamTap, type TextUsage } from '../providers/usage';
 import type { UsageOutcome } from '../billing/usage';
 import type { ChannelHealth } from './channel-health';
 import { retryAfterMs } from '../providers/retry-after';
-import { metrics } from '../metrics/metrics';
 
 /** What differs between the two text protocols; everything else in the proxy is shared. */
 export interface TextProtocol {
@@ -274,7 +273,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
   for (const channel of health.order(req.channels)) {
     if (req.signal.aborted) throw new ClientGoneError();
     // The previous channel's failure moved the request on to this one.
-    if (failure) metrics.failovers.inc({ channel: failure.channel, reason: failure.kind });
+    if (failure) health.failedOver(failure.channel, failure.kind);
     const upstreamModel = channel.models[req.model] ?? req.model;
     const mapped = protocol.upstreamBody(req.body, upstreamModel);
     const body = mapped ? Buffer.from(JSON.stringify(mapped)) : req.raw;

@@ -211,6 +211,22 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       'create index console_sessions_by_last_seen on console_sessions (last_seen_at)',
     ],
   },
+  {
+    id: 13,
+    name: 'video channel errors (GET /admin/channels)',
+    // Written by the worker, which calls the video providers, and read by any API process: the
+    // operator's view of a video channel's health outlives and crosses processes. Kept 24 hours.
+    sql: [
+      `create table channel_errors (
+        id bigserial primary key,
+        channel text not null,
+        retryable boolean not null,
+        message text not null,
+        at timestamptz not null default now()
+      )`,
+      'create index channel_errors_by_channel on channel_errors (channel, id)',
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

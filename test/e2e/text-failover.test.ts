@@ -112,7 +112,9 @@ test('the file declares the channels; all start healthy and unused', async () =>
   ]);
   expect(channels.primary).toMatchObject({ type: 'anthropic-native', priority: 10, models: [SONNET], simulated: false });
   expect(channels['oa-backup']).toMatchObject({ type: 'openai-compatible', priority: 0, models: [MINI] });
-  for (const c of Object.values(channels)) expect(c).toMatchObject({ state: 'healthy', served: 0, failed: 0, consecutive_failures: 0 });
+  for (const c of Object.values(channels)) {
+    expect(c).toMatchObject({ state: 'healthy', served: 0, failed: 0, consecutive_failures: 0, failovers: 0, cooldowns: 0, recent_errors: [] });
+  }
 });
 
 describe('(a) a 5xx before the first byte fails over to the next channel', () => {
@@ -122,6 +124,11 @@ describe('(a) a 5xx before the first byte fails over to the next channel', () =>
     expect(result.content).toEqual([{ type: 'text', text: `Echo: ${prompt}` }]);
     expect(change).toEqual({ primary: { served: 0, failed: 1 }, backup: { served: 1, failed: 0 } });
     expect(after.primary).toMatchObject({ state: 'healthy', consecutive_failures: 1, last_error: 'HTTP 500' });
+    // The operator's view (and the console's channels page): the request left primary for backup.
+    expect(after.primary!.failovers).toBe(1);
+    expect(after.primary!.recent_errors[0]).toEqual({ at: expect.any(Number), message: 'HTTP 500' });
+    expect(Math.abs(after.primary!.recent_errors[0]!.at - Date.now() / 1000)).toBeLessThan(60);
+    expect(after.backup!.failovers).toBe(0);
     // One failure below the threshold does not move the channel: the next request is primary's.
     const next = await measured(() => sonnet('plain request'));
     expect(next.change).toEqual({ primary: { served: 1, failed: 0 } });

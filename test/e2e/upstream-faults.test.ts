@@ -4,7 +4,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { call, createTask, waitForTerminal } from '../support/client';
-import { e2eEnv, startGateway, type Gateway } from '../support/stack';
+import { ADMIN_TOKEN, e2eEnv, startGateway, type Gateway } from '../support/stack';
 
 let gw: Gateway;
 let key: string;
@@ -59,6 +59,29 @@ test.each([
   const video = await fetch(final.video_url!);
   expect(video.status).toBe(200);
   expect(Buffer.from(await video.arrayBuffer()).toString('ascii', 4, 8)).toBe('ftyp');
+});
+
+test("a video channel's failures, recorded by the worker, are in the operator's channel view", async () => {
+  const marker = unique();
+  const created = await createTask(gw.url, key, { model: 'vidgen3', prompt: `noted ${marker} [sim:submit-5xx=2] [sim:ms=200]`, images: [] });
+  expect((await waitForTerminal(gw.url, key, created.id, 60_000)).final.status).toBe('completed');
+  // The worker writes its failures in the background: the view shows them within moments.
+  let veo: { state: string; failed: number; last_error: string | null; recent_errors: { at: number; message: string }[] } | undefined;
+  for (let i = 0; i < 50; i++) {
+    const res = await fetch(`${gw.url}/admin/channels`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const list = (await res.json()) as {
+      data: { kind: string; name: string; state: string; failed: number; last_error: string | null; recent_errors: { at: number; message: string }[] }[];
+    };
+    veo = list.data.find((c) => c.kind === 'video' && c.name === 'sim-veo');
+    if ((veo?.failed ?? 0) >= 2) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(veo).toMatchObject({ state: 'failing', last_error: expect.stringMatching(/HTTP 5\d\d/) });
+  expect(veo!.failed).toBeGreaterThanOrEqual(2);
+  expect(veo!.recent_errors.length).toBeGreaterThanOrEqual(2);
+  expect(Math.abs(veo!.recent_errors[0]!.at - Date.now() / 1000)).toBeLessThan(60);
+  // The provider's error text is there, the prompt is not.
+  for (const e of veo!.recent_errors) expect(e.message).not.toContain(marker);
 });
 
 test('a create whose response is lost is retried with its idempotency key: one upstream job, not two', async () => {

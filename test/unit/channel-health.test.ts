@@ -107,6 +107,26 @@ describe('order', () => {
   });
 });
 
+describe("the operator's view", () => {
+  const main = channel('main', 10);
+
+  test('the newest five failures, newest first, with their time; cooldowns counted once per rest; failovers', () => {
+    const health = new ChannelHealth(THRESHOLD, COOLDOWN_MS, now, seededRandom(7));
+    for (let i = 1; i <= 7; i++) {
+      clock = START + i * 1000;
+      health.failed('main', `HTTP 50${i}`);
+    }
+    health.failedOver('main', 'server_error');
+    const view = health.view([main])[0]!;
+    expect(view.recent_errors).toEqual([7, 6, 5, 4, 3].map((i) => ({ at: (START + i * 1000) / 1000, message: `HTTP 50${i}` })));
+    // Failures 3..7 all fall inside the one rest that failure 3 began.
+    expect(view).toMatchObject({ cooldowns: 1, failovers: 1, failed: 7, last_error: 'HTTP 507' });
+    clock = START + 7000 + COOLDOWN_MS;
+    health.failed('main', 'HTTP 500');
+    expect(health.view([main])[0]).toMatchObject({ cooldowns: 2 });
+  });
+});
+
 describe('rest and recovery', () => {
   const main = channel('main', 10);
   const backup = channel('backup', 0);
@@ -249,6 +269,9 @@ describe('view', () => {
         served: 0,
         failed: 0,
         last_error: null,
+        failovers: 0,
+        cooldowns: 0,
+        recent_errors: [],
       },
     ]);
   });
@@ -275,6 +298,12 @@ describe('view', () => {
         served: 2,
         failed: 2,
         last_error: 'HTTP 529',
+        failovers: 0,
+        cooldowns: 1,
+        recent_errors: [
+          { at: Math.floor((START + 1500) / 1000), message: 'HTTP 529' },
+          { at: Math.floor((START + 1500) / 1000), message: 'HTTP 502' },
+        ],
       },
     ]);
   });

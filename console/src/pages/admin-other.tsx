@@ -9,13 +9,13 @@ import type { AuditReport, Channel, List, VideoItem } from '../types';
 
 export function AdminChannels() {
   const channels = useLoad((signal) => api<List<Channel>>('/admin/channels', { signal }), [], 5000);
-  // A failover count is shown when the gateway reports one (it may not, per channel).
-  const failovers = channels.data?.data.some((c) => typeof c.failovers === 'number') ?? false;
+  const figure = (n: number | null) => (n === null ? '–' : String(n));
   return (
     <Page title="Channels">
       <p class="muted">
-        Text channels carry this process's health figures (failures in a row, a rest after the threshold, the last error); video channels are called by the
-        worker, so only their settings are listed. Refreshed every 5 s.
+        Text channels carry this process's figures since it started: failures in a row, a rest (cooldown) after the threshold, the requests that failed over to
+        the next channel. Video channels carry the failures the worker recorded in the last 24 hours; one is failing after a retryable failure within 5 minutes.
+        Refreshed every 5 s.
       </p>
       <ErrorNote error={channels.error} />
       {channels.data ? (
@@ -37,32 +37,48 @@ export function AdminChannels() {
                 <th scope="col" class="num">
                   Failed
                 </th>
-                {failovers ? (
-                  <th scope="col" class="num">
-                    Failovers
-                  </th>
-                ) : null}
-                <th scope="col">Last error</th>
+                <th scope="col" class="num">
+                  Cooldowns
+                </th>
+                <th scope="col" class="num">
+                  Failovers
+                </th>
+                <th scope="col">Recent errors</th>
                 <th scope="col">Models</th>
               </tr>
             </thead>
             <tbody>
               {channels.data.data.map((c) => (
-                <tr key={`${c.kind ?? 'text'}:${c.name}`}>
+                <tr key={`${c.kind}:${c.name}`}>
                   <td>
                     {c.name}
                     {c.simulated ? <span class="badge">simulated</span> : null}
                   </td>
-                  <td>{c.kind ?? 'text'}</td>
+                  <td>{c.kind}</td>
                   <td>{c.type}</td>
-                  <td>{c.state ? <span class={`badge badge-${c.state}`}>{c.state}</span> : ''}</td>
+                  <td>
+                    <span class={`badge badge-${c.state}`}>{c.state}</span>
+                  </td>
                   <td>{c.resting_until ? dateTime(c.resting_until) : ''}</td>
-                  <td class="num">{c.consecutive_failures ?? ''}</td>
-                  <td class="num">{c.served ?? ''}</td>
-                  <td class="num">{c.failed ?? ''}</td>
-                  {failovers ? <td class="num">{c.failovers ?? ''}</td> : null}
-                  <td class="wrap">{c.last_error ?? ''}</td>
-                  <td class="wrap">{c.models.join(', ')}</td>
+                  <td class="num">{figure(c.consecutive_failures)}</td>
+                  <td class="num">{figure(c.served)}</td>
+                  <td class="num">{c.failed}</td>
+                  <td class="num">{figure(c.cooldowns)}</td>
+                  <td class="num">{figure(c.failovers)}</td>
+                  <td class="wrap">
+                    {c.recent_errors.length > 0 ? (
+                      <ul class="errors">
+                        {c.recent_errors.map((e, i) => (
+                          <li key={i}>
+                            <span class="muted">{dateTime(e.at)}</span> {e.message}
+                          </li>
+                        ))}
+                      </ul>
+                    ) : (
+                      ''
+                    )}
+                  </td>
+                  <td class="wrap models">{c.models.join(', ')}</td>
                 </tr>
               ))}
             </tbody>

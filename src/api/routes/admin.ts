@@ -7,6 +7,7 @@ import type { TaskService } from '../../tasks/task-service';
 import { TaskList, UnknownCursor } from '../../tasks/task-list';
 import { videoListItemView } from '../views/video-object';
 import { adminChannelsView } from '../views/admin-channels';
+import { ChannelErrorLog } from '../../store/channel-errors';
 import { temporalWorkflowUrl } from '../views/temporal-links';
 import type { ChannelHealth } from '../../proxy/channel-health';
 import { auditLedger } from '../../billing/audit';
@@ -54,6 +55,7 @@ export interface AdminDeps {
  */
 export function adminRoutes({ config, channels, tasks, signer, db, keys, billing, usage, textChannels, channelHealth }: AdminDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin' });
+  const channelErrors = new ChannelErrorLog(db);
   const taskList = new TaskList(db, tasks);
   const workflowUrl = (id: string) => temporalWorkflowUrl(config, id);
 
@@ -194,8 +196,9 @@ export function adminRoutes({ config, channels, tasks, signer, db, keys, billing
     ctx.body = { object: 'usage', key_id: key.id, totals: await usage.totals(key.id), recent: await usage.recent(key.id, limit) };
   });
 
-  router.get('/channels', (ctx) => {
-    ctx.body = { object: 'list', data: adminChannelsView(channelHealth, textChannels, channels) };
+  router.get('/channels', async (ctx) => {
+    const videoErrors = await channelErrors.summaries(channels.map((c) => c.name));
+    ctx.body = { object: 'list', data: adminChannelsView(channelHealth, textChannels, channels, videoErrors) };
   });
 
   return router;

@@ -1,7 +1,12 @@
 import type { TextChannel, VideoChannel } from '../../config/channels';
-import type { ChannelHealth, ChannelHealthView } from '../../proxy/channel-health';
+import type { ChannelErrorView, ChannelHealth, ChannelHealthView } from '../../proxy/channel-health';
+import type { ChannelErrorSummary } from '../../store/channel-errors';
 
-/** A video channel in GET /admin/channels: the worker calls it, so this process holds no health figures for it. */
+/**
+ * A video channel in GET /admin/channels. The worker calls it, so its figures come from the
+ * failures the worker records (store/channel-errors.ts) over the last 24 hours; the rest and
+ * failover figures of text channels do not apply (null).
+ */
 export interface VideoChannelView {
   kind: 'video';
   name: string;
@@ -10,37 +15,58 @@ export interface VideoChannelView {
   priority: number;
   weight: number;
   simulated: boolean;
-  state: null;
+  /** failing: a retryable failure (connection, 429, 5xx) within the last FAILING_WINDOW_S. */
+  state: 'healthy' | 'failing';
   resting_until: null;
   consecutive_failures: null;
   served: null;
-  failed: null;
-  last_error: null;
+  /** Failed upstream requests within the last 24 hours. */
+  failed: number;
+  last_error: string | null;
+  failovers: null;
+  cooldowns: null;
+  recent_errors: ChannelErrorView[];
 }
 
 export type AdminChannelView = (ChannelHealthView & { kind: 'text' }) | VideoChannelView;
 
+/** How recent a retryable failure makes a video channel "failing". */
+export const FAILING_WINDOW_S = 300;
+
 /**
  * Every channel: text ones with the health this process keeps (it proxies them), video ones
- * with their settings only (their calls run in the worker; its metrics count them).
+ * with the failures the worker recorded.
  */
-export function adminChannelsView(health: ChannelHealth, text: readonly TextChannel[], video: readonly VideoChannel[]): AdminChannelView[] {
+export function adminChannelsView(
+  health: ChannelHealth,
+  text: readonly TextChannel[],
+  video: readonly VideoChannel[],
+  videoErrors: ReadonlyMap<string, ChannelErrorSummary>,
+  nowS = Math.floor(Date.now() / 1000),
+): AdminChannelView[] {
   return [
     ...health.view(text).map((c) => ({ kind: 'text' as const, ...c })),
-    ...video.map((c): VideoChannelView => ({
-      kind: 'video',
-      name: c.name,
-      type: c.type,
-      models: Object.keys(c.models),
-      priority: c.priority,
-      weight: c.weight,
-      simulated: c.simulated,
-      state: null,
-      resting_until: null,
-      consecutive_failures: null,
-      served: null,
-      failed: null,
-      last_error: null,
-    })),
+    ...video.map((c): VideoChannelView => {
+      const errors = videoErrors.get(c.name);
+      const failing = errors?.lastRetryableAt !== null && errors?.lastRetryableAt !== undefined && nowS - errors.lastRetryableAt < FAILING_WINDOW_S;
+      return {
+        kind: 'video',
+        name: c.name,
+        type: c.type,
+        models: Object.keys(c.models),
+        priority: c.priority,
+        weight: c.weight,
+        simulated: c.simulated,
+        state: failing ? 'failing' : 'healthy',
+        resting_until: null,
+        consecutive_failures: null,
+        served: null,
+        failed: errors?.failed ?? 0,
+        last_error: errors?.recent[0]?.message ?? null,
+        failovers: null,
+        cooldowns: null,
+        recent_errors: errors?.recent ?? [],
+      };
+    }),
   ];
 }

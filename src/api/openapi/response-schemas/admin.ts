@@ -99,6 +99,8 @@ export const usageRecord = describes<UsageRecordView>()(
 
 export const keyUsage = z.object({ object: z.literal('usage'), key_id: z.string(), totals: z.array(usageTotals), recent: z.array(usageRecord) });
 
+const channelError = z.object({ at: unixSeconds, message: z.string() });
+
 const channelHealth = describes<ChannelHealthView>()(
   z.object({
     name: z.string(),
@@ -113,6 +115,9 @@ const channelHealth = describes<ChannelHealthView>()(
     served: z.int(),
     failed: z.int(),
     last_error: z.string().nullable(),
+    failovers: z.int().meta({ description: 'Requests that moved on to the next channel after this one failed them, since the process started.' }),
+    cooldowns: z.int().meta({ description: 'Rests begun since the process started.' }),
+    recent_errors: z.array(channelError).meta({ description: 'The newest failures, newest first (at most 5).' }),
   }),
 );
 
@@ -126,14 +131,17 @@ const videoChannel = describes<VideoChannelView>()(
       priority: z.number(),
       weight: z.number(),
       simulated: z.boolean(),
-      state: z.null(),
+      state: z.enum(['healthy', 'failing']).meta({ description: 'failing: a retryable failure (connection, 429, 5xx) within the last 5 minutes.' }),
       resting_until: z.null(),
       consecutive_failures: z.null(),
       served: z.null(),
-      failed: z.null(),
-      last_error: z.null(),
+      failed: z.int().meta({ description: 'Failed upstream requests within the last 24 hours.' }),
+      last_error: z.string().nullable(),
+      failovers: z.null(),
+      cooldowns: z.null(),
+      recent_errors: z.array(channelError).meta({ description: 'The newest failures within the last 24 hours, newest first (at most 5).' }),
     })
-    .meta({ description: 'A video channel: the worker calls it, so the API process holds no health figures for it (see the worker metrics).' }),
+    .meta({ description: 'A video channel: the worker calls it and records its failures in the store, which every API process reads.' }),
 );
 
 export const channelList = z.object({
