@@ -18,5 +18,6 @@ function Root() {
   );
 }
 
+applyTheme('system');
 const mount = document.getElementById('app');
 if (mount) render(<Root />, mount);

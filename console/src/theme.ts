@@ -1,13 +1,23 @@
 /**
  * Light, dark, or the system's choice (prefers-color-scheme). The choice lives in memory only
- * (no cookie, no storage): it is a `data-theme` attribute on <html> that the CSS variables
- * follow, so a reload goes back to the system's choice.
+ * (no cookie, no storage), so a reload goes back to the system's choice. What the CSS follows is
+ * always a resolved `data-theme` on <html> (light or dark), so the stylesheet holds each palette
+ * once; on "system" it follows the system's setting as it changes.
  */
 export type Theme = 'system' | 'light' | 'dark';
 
+const systemDark = window.matchMedia('(prefers-color-scheme: dark)');
+let chosen: Theme = 'system';
+
+function paint(): void {
+  document.documentElement.dataset.theme = chosen === 'system' ? (systemDark.matches ? 'dark' : 'light') : chosen;
+}
+
+systemDark.addEventListener('change', paint);
+
 export function applyTheme(theme: Theme): void {
-  if (theme === 'system') delete document.documentElement.dataset.theme;
-  else document.documentElement.dataset.theme = theme;
+  chosen = theme;
+  paint();
 }
 
 export function nextTheme(theme: Theme): Theme {
