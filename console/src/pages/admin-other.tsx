@@ -1,8 +1,9 @@
 /** The operator's channels (health, errors, cooldowns), all tasks across keys, and the ledger audit. */
 import { useState } from 'preact/hooks';
 import { api, query } from '../api';
-import { ErrorNote, Page, Progress, Status } from '../components/ui';
-import { age, credits, dateTime } from '../format';
+import { TaskTable } from '../components/task-table';
+import { ErrorNote, Page } from '../components/ui';
+import { dateTime } from '../format';
 import { useLoad } from '../hooks';
 import { VIDEO_MODELS } from '../../../src/catalog/models';
 import type { AuditReport, Channel, List, VideoItem } from '../types';
@@ -147,57 +148,7 @@ export function AdminTasks() {
       <ErrorNote error={tasks.error} />
       {tasks.data ? (
         <>
-          <div class="table-wrap">
-            <table class="tasks">
-              <thead>
-                <tr>
-                  <th scope="col">Task</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Progress</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Age</th>
-                  <th scope="col" class="num">
-                    Cost
-                  </th>
-                  <th scope="col">Run</th>
-                </tr>
-              </thead>
-              <tbody>
-                {tasks.data.data.length === 0 ? (
-                  <tr>
-                    <td colSpan={8} class="muted">
-                      No tasks.
-                    </td>
-                  </tr>
-                ) : null}
-                {tasks.data.data.map((t) => (
-                  <tr key={t.id}>
-                    <td class="mono">{t.id}</td>
-                    <td class="mono">{t.key_id ?? ''}</td>
-                    <td>
-                      <Status status={t.status} />
-                    </td>
-                    <td>
-                      <Progress value={t.progress} label={`Progress of ${t.id}`} />
-                    </td>
-                    <td>{t.model}</td>
-                    <td>{age(t.created_at)}</td>
-                    <td class="num">{t.cost === undefined ? '' : credits(t.cost)}</td>
-                    <td>
-                      {t.temporal_ui_url ? (
-                        <a href={t.temporal_ui_url} target="_blank" rel="noopener noreferrer">
-                          Temporal<span class="visually-hidden"> run of {t.id}</span>
-                        </a>
-                      ) : (
-                        ''
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          {tasks.data.data.length === 0 ? <p class="muted">No tasks.</p> : <TaskTable tasks={tasks.data.data} operator />}
           <div class="pager">
             <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
               Newer

@@ -1,7 +1,8 @@
 /** The key's video tasks, live (polled every 2 s), and one task's page: timeline and video. */
 import { api, query } from '../api';
+import { TaskTable } from '../components/task-table';
 import { ErrorNote, Link, Page, Progress, Status } from '../components/ui';
-import { age, credits, dateTime } from '../format';
+import { dateTime } from '../format';
 import { useLoad } from '../hooks';
 import { BASE } from '../router';
 import type { List, Timeline, VideoItem } from '../types';
@@ -21,42 +22,7 @@ export function Tasks() {
     >
       <ErrorNote error={tasks.error} />
       {tasks.data && tasks.data.data.length === 0 ? <p class="muted">No video tasks yet.</p> : null}
-      {tasks.data && tasks.data.data.length > 0 ? (
-        <div class="table-wrap">
-          <table class="tasks">
-            <thead>
-              <tr>
-                <th scope="col">Task</th>
-                <th scope="col">Status</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Model</th>
-                <th scope="col">Age</th>
-                <th scope="col" class="num">
-                  Cost
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tasks.data.data.map((t) => (
-                <tr key={t.id} data-task-id={t.id}>
-                  <td class="mono">
-                    <Link href={`${BASE}/tasks/${encodeURIComponent(t.id)}`}>{t.id}</Link>
-                  </td>
-                  <td>
-                    <Status status={t.status} />
-                  </td>
-                  <td>
-                    <Progress value={t.progress} label={`Progress of ${t.id}`} />
-                  </td>
-                  <td>{t.model}</td>
-                  <td>{age(t.created_at)}</td>
-                  <td class="num">{t.cost === undefined ? '' : credits(t.cost)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      {tasks.data && tasks.data.data.length > 0 ? <TaskTable tasks={tasks.data.data} /> : null}
     </Page>
   );
 }
