@@ -1,4 +1,4 @@
-import type { TextChannel } from '../config/channels';
+import type { TextChannel, VideoChannel } from '../config/channels';
 import { metrics } from '../metrics/metrics';
 
 /** A failure as the operator's view lists it: when (unix seconds) and why. */
@@ -23,13 +23,21 @@ interface Health {
   recentErrors: ChannelErrorView[];
 }
 
-export interface ChannelHealthView {
+/** What a channel is configured as, in the operator's view (text and video channels alike). */
+export interface ChannelSettingsView {
   name: string;
   type: string;
   models: string[];
   priority: number;
   weight: number;
   simulated: boolean;
+}
+
+export function channelSettings(c: TextChannel | VideoChannel): ChannelSettingsView {
+  return { name: c.name, type: c.type, models: Object.keys(c.models), priority: c.priority, weight: c.weight, simulated: c.simulated };
+}
+
+export interface ChannelHealthView extends ChannelSettingsView {
   state: 'healthy' | 'resting';
   resting_until: number | null;
   consecutive_failures: number;
@@ -119,12 +127,7 @@ export class ChannelHealth {
       const h = this.of(c.name);
       const resting = h.restingUntil > now;
       return {
-        name: c.name,
-        type: c.type,
-        models: Object.keys(c.models),
-        priority: c.priority,
-        weight: c.weight,
-        simulated: c.simulated,
+        ...channelSettings(c),
         state: resting ? 'resting' : 'healthy',
         resting_until: resting ? Math.floor(h.restingUntil / 1000) : null,
         consecutive_failures: h.consecutiveFailures,

@@ -1,5 +1,5 @@
 import type { TextChannel, VideoChannel } from '../../config/channels';
-import type { ChannelErrorView, ChannelHealth, ChannelHealthView } from '../../proxy/channel-health';
+import { channelSettings, type ChannelErrorView, type ChannelHealth, type ChannelHealthView, type ChannelSettingsView } from '../../proxy/channel-health';
 import type { ChannelErrorSummary } from '../../store/channel-errors';
 
 /**
@@ -7,14 +7,8 @@ import type { ChannelErrorSummary } from '../../store/channel-errors';
  * failures the worker records (store/channel-errors.ts) over the last 24 hours; the rest and
  * failover figures of text channels do not apply (null).
  */
-export interface VideoChannelView {
+export interface VideoChannelView extends ChannelSettingsView {
   kind: 'video';
-  name: string;
-  type: string;
-  models: string[];
-  priority: number;
-  weight: number;
-  simulated: boolean;
   /** failing: a retryable failure (connection, 429, 5xx) within the last FAILING_WINDOW_S. */
   state: 'healthy' | 'failing';
   resting_until: null;
@@ -48,15 +42,11 @@ export function adminChannelsView(
     ...health.view(text).map((c) => ({ kind: 'text' as const, ...c })),
     ...video.map((c): VideoChannelView => {
       const errors = videoErrors.get(c.name);
-      const failing = errors?.lastRetryableAt !== null && errors?.lastRetryableAt !== undefined && nowS - errors.lastRetryableAt < FAILING_WINDOW_S;
+      const lastRetryable = errors?.lastRetryableAt ?? null;
+      const failing = lastRetryable !== null && nowS - lastRetryable < FAILING_WINDOW_S;
       return {
         kind: 'video',
-        name: c.name,
-        type: c.type,
-        models: Object.keys(c.models),
-        priority: c.priority,
-        weight: c.weight,
-        simulated: c.simulated,
+        ...channelSettings(c),
         state: failing ? 'failing' : 'healthy',
         resting_until: null,
         consecutive_failures: null,

@@ -101,14 +101,18 @@ export const keyUsage = z.object({ object: z.literal('usage'), key_id: z.string(
 
 const channelError = z.object({ at: unixSeconds, message: z.string() });
 
+/** What every channel is configured as (channelSettings), text and video alike. */
+const channelSettings = z.object({
+  name: z.string(),
+  type: z.string(),
+  models: z.array(z.string()),
+  priority: z.number(),
+  weight: z.number(),
+  simulated: z.boolean(),
+});
+
 const channelHealth = describes<ChannelHealthView>()(
-  z.object({
-    name: z.string(),
-    type: z.string(),
-    models: z.array(z.string()),
-    priority: z.number(),
-    weight: z.number(),
-    simulated: z.boolean(),
+  channelSettings.extend({
     state: z.enum(['healthy', 'resting']),
     resting_until: unixSeconds.nullable(),
     consecutive_failures: z.int(),
@@ -122,15 +126,9 @@ const channelHealth = describes<ChannelHealthView>()(
 );
 
 const videoChannel = describes<VideoChannelView>()(
-  z
-    .object({
+  channelSettings
+    .extend({
       kind: z.literal('video'),
-      name: z.string(),
-      type: z.string(),
-      models: z.array(z.string()),
-      priority: z.number(),
-      weight: z.number(),
-      simulated: z.boolean(),
       state: z.enum(['healthy', 'failing']).meta({ description: 'failing: a retryable failure (connection, 429, 5xx) within the last 5 minutes.' }),
       resting_until: z.null(),
       consecutive_failures: z.null(),
