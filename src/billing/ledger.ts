@@ -47,6 +47,13 @@ export interface LedgerFilter {
   until?: number;
 }
 
+/**
+ * What the key aliased `k` has spent: charges net of refunds, plus priced text usage (usage
+ * records are ledger entries of their own). One definition for the key's view and the key list.
+ */
+const SPENT_BY_KEY_K = `((select coalesce(-sum(amount), 0) from ledger_entries where key_id = k.id and kind <> 'grant')
+  + (select coalesce(sum(price), 0) from usage_records where key_id = k.id))`;
+
 export interface BalanceView {
   /** Credits left; null when the key is unlimited. */
   balance: number | null;
@@ -386,8 +393,7 @@ export class BillingStore {
     }>(
       `select k.limited, k.balance, k.held, k.text_in_flight,
               (select coalesce(sum(amount), 0) from ledger_entries where key_id = k.id and kind = 'grant') as granted,
-              (select coalesce(-sum(amount), 0) from ledger_entries where key_id = k.id and kind <> 'grant')
-                + (select coalesce(sum(price), 0) from usage_records where key_id = k.id) as spent,
+              ${SPENT_BY_KEY_K} as spent,
               k.tasks_in_flight as in_flight
        from api_keys k where k.id = $1`,
       [keyId],
@@ -409,10 +415,7 @@ export class BillingStore {
    */
   async balances(): Promise<Map<string, { balance: number | null; spent: number }>> {
     const rows = await this.db.query<{ id: string; limited: boolean; balance: string | number; spent: string | number }>(
-      `select k.id, k.limited, k.balance, coalesce(l.spent, 0) + coalesce(u.spent, 0) as spent
-       from api_keys k
-       left join (select key_id, -sum(amount) as spent from ledger_entries where kind <> 'grant' group by key_id) l on l.key_id = k.id
-       left join (select key_id, sum(price) as spent from usage_records group by key_id) u on u.key_id = k.id`,
+      `select k.id, k.limited, k.balance, ${SPENT_BY_KEY_K} as spent from api_keys k`,
     );
     return new Map(rows.map((r) => [r.id, { balance: r.limited ? num(r.balance) : null, spent: num(r.spent) }]));
   }
