@@ -252,6 +252,10 @@ describe('static serving', () => {
       const res = await fetch(`${bare.url}/console`);
       expect(res.status).toBe(503);
       expect(((await res.json()) as { error: { message: string } }).error.message).toContain('npm run build');
+      // An asset of a console never built: the same 503, not a 404.
+      const asset = await fetch(`${bare.url}/console/assets/console-ABC.js`);
+      expect(asset.status).toBe(503);
+      expect(((await asset.json()) as { error: { code: string } }).error.code).toBe('console_not_built');
     } finally {
       await bare.close();
     }

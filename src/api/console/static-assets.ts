@@ -17,6 +17,9 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
+const notBuilt = () =>
+  new ServiceUnavailableError('The console is not built: run `npm run build` (it writes dist/console), then reload.', 'console_not_built', 60);
+
 /** Content-hashed file names never change content: cached for a year. */
 const ASSET_CACHE = 'public, max-age=31536000, immutable';
 
@@ -50,14 +53,16 @@ export function consoleAssets(dir: string | undefined): Middleware<GatewayState>
     if (p !== '/console' && !p.startsWith('/console/')) return next();
     if (p === '/console/api' || p.startsWith('/console/api/')) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-    const index = root ? path.join(root, 'index.html') : null;
-    if (!root || !assets || !index || !fs.existsSync(index)) {
-      throw new ServiceUnavailableError('The console is not built: run `npm run build` (it writes dist/console), then reload.', 'console_not_built', 60);
-    }
+    if (!root || !assets) throw notBuilt();
+    const index = path.join(root, 'index.html');
     if (p.startsWith('/console/assets/')) {
       const file = assetFile(assets, p.slice('/console/assets/'.length));
       const stat = file ? await fs.promises.stat(file).catch(() => null) : null;
-      if (!file || !stat?.isFile()) throw new NotFoundError(`No console asset '${p}'.`);
+      if (!file || !stat?.isFile()) {
+        // An unknown asset of a built console is a 404; with no build at all, the 503 that says so.
+        if (!(await fs.promises.stat(index).catch(() => null))) throw notBuilt();
+        throw new NotFoundError(`No console asset '${p}'.`);
+      }
       ctx.set('Cache-Control', ASSET_CACHE);
       ctx.type = CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
       ctx.length = stat.size;
@@ -67,7 +72,9 @@ export function consoleAssets(dir: string | undefined): Middleware<GatewayState>
       return;
     }
     // Any other path is a route of the app itself (client-side routing): its page.
-    const html = await fs.promises.readFile(index);
+    const html = await fs.promises.readFile(index).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT' ? notBuilt() : err;
+    });
     ctx.set('Cache-Control', 'no-cache');
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = html;
