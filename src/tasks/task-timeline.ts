@@ -7,6 +7,7 @@
 import type { temporal } from '@temporalio/proto';
 import type { PayloadConverter } from '@temporalio/common';
 import type { Db } from '../store/db';
+import { SA_STATUS } from '../temporal/search-attributes';
 import { WATCH_JOB_ACTIVITY } from '../workflows/video-task-types';
 
 export type TimelineEventName = 'created' | 'charged' | 'submitted' | 'processing' | 'stored' | 'completed' | 'failed' | 'refunded' | 'cancelled';
@@ -73,7 +74,7 @@ export function timelineOf(events: readonly HistoryEvent[], ledger: readonly Tas
       if (SUBMIT_ACTIVITIES.has(name)) out.push({ at, event: 'submitted', detail: null });
       else if (STORE_ACTIVITIES.has(name) && (name === 'storeVideo' || field(result, 'phase') === 'stored')) out.push({ at, event: 'stored', detail: null });
     } else if (e.upsertWorkflowSearchAttributesEventAttributes) {
-      const status = decode(converter, e.upsertWorkflowSearchAttributesEventAttributes.searchAttributes?.indexedFields?.GatewayStatus);
+      const status = decode(converter, e.upsertWorkflowSearchAttributesEventAttributes.searchAttributes?.indexedFields?.[SA_STATUS.name]);
       const value = Array.isArray(status) ? status[0] : status;
       if (value === 'processing' && !processingSeen) {
         processingSeen = true;
