@@ -28,6 +28,10 @@ let keyHolder: { id: string; key: string };
 let keyContext: BrowserContext;
 let keyPage: Page;
 let taskId: string;
+/** Every URL the browser asked for, in every context: no secret may be in one. */
+const requested: string[] = [];
+/** The secret of the key the operator creates in the console. */
+let createdSecret = '';
 
 async function adminCall(method: string, route: string, body?: unknown): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${base}${route}`, {
@@ -97,6 +101,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   keyHolder = created.body as { id: string; key: string };
   keyContext = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
+  keyContext.on('request', (r) => requested.push(r.url()));
   keyPage = await keyContext.newPage();
 }, 300_000);
 
@@ -358,6 +363,7 @@ test('the session cookie is HttpOnly and SameSite=Strict, and no secret is in we
 
 test('an operator creates a key, copies its secret, grants credits and revokes it', async () => {
   const context = await browser!.newContext({ viewport: DESKTOP, colorScheme: 'light' });
+  context.on('request', (r) => requested.push(r.url()));
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await context.newPage();
   try {
@@ -372,6 +378,7 @@ test('an operator creates a key, copies its secret, grants credits and revokes i
     await page.getByRole('button', { name: 'Copied' }).waitFor({ timeout: UI_TIMEOUT });
     const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
     expect(copied).toBe(secretText);
+    createdSecret = copied;
 
     const billing = await fetch(`${base}/v1/billing`, { headers: { Authorization: `Bearer ${copied}` } });
     expect(billing.status).toBe(200);
@@ -439,6 +446,18 @@ test('sign-out ends the session on the server: the old cookie is refused', async
   expect(after.status).toBe(401);
   const billing = await fetch(`${base}/v1/billing`, { headers: { Cookie: `gw_session=${cookie.value}` } });
   expect(billing.status).toBe(401);
+});
+
+test('no secret was ever in a URL the browser asked for', () => {
+  expect(requested.length).toBeGreaterThan(50);
+  const secrets = [keyHolder.key, gateway!.adminToken, createdSecret].filter((secret) => secret !== '');
+  expect(secrets).toHaveLength(3);
+  expect(requested.filter((url) => secrets.some((secret) => decodeURIComponent(url).includes(secret)))).toEqual([]);
+});
+
+test("npm start's banner prints the console's address", () => {
+  const port = new URL(base).port;
+  expect(fs.readFileSync(gateway!.logFile, 'utf8')).toMatch(new RegExp(`Console\\s+http://[^\\s/]+:${port}/console\\s`));
 });
 
 test('the screenshots were written at desktop and phone sizes', () => {
