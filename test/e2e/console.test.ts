@@ -166,22 +166,23 @@ test('a key holder creates a video from the form, watches it reach 100 % and pla
   expect(video.currentTime).toBeGreaterThan(0);
   expect(video.src).toMatch(/\/files\/videos\/vidgen3\/.+\.mp4\?expires=/);
   await shot(keyPage, 'task', 'desktop');
-  // Light and dark: the system's choice is followed as it changes, and the toggle overrides it.
-  const background = () => keyPage.evaluate('getComputedStyle(document.body).backgroundColor');
+  // Light and dark: the system's choice is followed as it changes (a media-query change event,
+  // so polled), and the toggle overrides it.
+  const shows = (colour: string) => waitForExpression(keyPage, `getComputedStyle(document.body).backgroundColor === '${colour}'`);
   const [light, dark] = ['rgb(246, 247, 249)', 'rgb(17, 20, 24)'];
-  expect(await background()).toBe(light);
+  await shows(light);
   await keyPage.emulateMedia({ colorScheme: 'dark' });
-  expect(await background()).toBe(dark);
+  await shows(dark);
   await shot(keyPage, 'task-dark', 'desktop');
   const toggle = keyPage.getByRole('button', { name: /Change theme/ });
   await toggle.click(); // auto -> light, whatever the system prefers
-  expect(await background()).toBe(light);
+  await shows(light);
   await toggle.click(); // light -> dark
-  expect(await background()).toBe(dark);
+  await shows(dark);
   await toggle.click(); // dark -> auto: the system's dark again
-  expect(await background()).toBe(dark);
+  await shows(dark);
   await keyPage.emulateMedia({ colorScheme: 'light' });
-  expect(await background()).toBe(light);
+  await shows(light);
 }, 180_000);
 
 test('the playground streams an answer: the text grows over several updates', async () => {
