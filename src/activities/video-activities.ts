@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { findVideoModel } from '../catalog/models';
-import { channelsFor, type VideoChannel } from '../config/channels';
+import { channelsFor, failoverOrder, type VideoChannel } from '../config/channels';
 import { readHead } from '../files/read-head';
 import { FetchRejectedError } from '../net/url-guard';
 import { FetchSlotsBusyError, type FetchFile, type UserUrlFetcher } from '../net/user-url-fetcher';
@@ -19,9 +19,18 @@ import { storageKeys, type BlobStore } from '../files/blob-store';
 import type { EdgeOutcome } from '../billing/charge-lifecycle';
 import type { CharacterSource, ImageRef, TaskRequest } from '../tasks/task';
 import { UpstreamError } from '../providers/http';
+import { submitOutcome } from '../providers/submit-outcome';
 import type { DownloadRef, LoadedImage, PollResult, VideoUpstream } from '../providers/video-upstream';
 import { videoClientFor } from '../providers/registry';
-import { FAILURE_TYPES, type ChannelPlan, type StoredVideoResult, type WatchJobInput, type WatchJobResult } from '../workflows/video-task-types';
+import {
+  FAILURE_TYPES,
+  SUBMIT_FAILURE_TYPES,
+  type ChannelPlan,
+  type PlannedChannels,
+  type StoredVideoResult,
+  type WatchJobInput,
+  type WatchJobResult,
+} from '../workflows/video-task-types';
 import { watchJob } from './watch-job';
 import type { PromptEnhancer } from './prompt-enhancer';
 import { DEFAULT_AVATAR_PNG } from '../files/default-avatar';
@@ -85,12 +94,28 @@ function asFailure(err: unknown): unknown {
   return err;
 }
 
-async function mapErrors<T>(fn: () => Promise<T>): Promise<T> {
+async function mapErrors<T>(fn: () => Promise<T>, map: (err: unknown) => unknown = asFailure): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    throw asFailure(err);
+    throw map(err);
   }
+}
+
+/**
+ * A failed create attempt: as asFailure, but a retryable upstream error says whether the provider
+ * surely took no job or may have (submit-outcome.ts), which decides whether the task may fail over.
+ */
+function asSubmitFailure(err: unknown): unknown {
+  const outcome = submitOutcome(err);
+  if (!(err instanceof UpstreamError) || outcome === 'rejected') return asFailure(err);
+  return ApplicationFailure.create({
+    message: err.message,
+    type: outcome === 'not_accepted' ? SUBMIT_FAILURE_TYPES.notAccepted : SUBMIT_FAILURE_TYPES.outcomeUnknown,
+    nextRetryDelay: err.retryAfterMs !== undefined ? Math.max(1000, err.retryAfterMs) : undefined,
+    // The workflow paces its own attempts on a channel that can fail over (it does not see nextRetryDelay).
+    details: err.retryAfterMs !== undefined ? [{ retryAfterMs: err.retryAfterMs }] : undefined,
+  });
 }
 
 /**
@@ -217,19 +242,26 @@ export function createVideoActivities(deps: VideoActivityDeps) {
   }
 
   return {
-    /** Which channel serves the task; decided once and kept in history, so every later call goes to the same provider. */
-    async planChannel(input: { model: string; channel?: string }): Promise<ChannelPlan> {
-      // A remix must go to the provider that holds its source job.
-      const channel = input.channel ? byName.get(input.channel) : channelsFor(deps.channels, input.model)[0];
-      if (!channel) throw ApplicationFailure.nonRetryable(`no upstream channel ${input.channel ?? ''} serves model ${input.model}`, FAILURE_TYPES.noChannel);
-      return {
+    /**
+     * Which channel serves the task, and the next ones serving its model in failover order
+     * (priority, then weight); decided once and kept in history, so every later call goes to the
+     * same provider. A remix or a cast must go to the provider that holds its source: no fallbacks.
+     */
+    async planChannel(input: { model: string; channel?: string }): Promise<PlannedChannels> {
+      const pinned = input.channel ? byName.get(input.channel) : undefined;
+      const [first, ...rest] = pinned ? [pinned] : input.channel ? [] : failoverOrder(channelsFor(deps.channels, input.model));
+      if (!first) throw ApplicationFailure.nonRetryable(`no upstream channel ${input.channel ?? ''} serves model ${input.model}`, FAILURE_TYPES.noChannel);
+      const plan = (channel: VideoChannel): ChannelPlan => ({
         channel: channel.name,
         upstreamModel: channel.models[input.model] ?? input.model,
         pollMs: channel.pollMs,
         expectedJobMs: channel.expectedJobMs,
         retryInitialMs: deps.retryInitialMs,
         retryMaxMs: deps.retryMaxMs,
-      };
+        submitAttempts: channel.submitAttempts,
+        idempotentSubmit: channel.idempotentSubmit,
+      });
+      return { ...plan(first), fallbacks: rest.map(plan) };
     },
 
     async enhancePrompt(input: { prompt: string }): Promise<string> {
@@ -302,7 +334,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
             style: request.style,
             metadata: request.metadata,
           });
-        }),
+        }, asSubmitFailure),
       );
     },
 
@@ -313,7 +345,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       const remix = upstream.remix?.bind(upstream);
       if (!remix) throw ApplicationFailure.nonRetryable(`channel ${input.plan.channel} cannot remix`, FAILURE_TYPES.upstreamRejected);
       return heartbeating(() =>
-        mapErrors(() => remix({ taskId: input.request.taskId, sourceJobId: source.jobId, prompt: input.prompt, size: input.request.size })),
+        mapErrors(() => remix({ taskId: input.request.taskId, sourceJobId: source.jobId, prompt: input.prompt, size: input.request.size }), asSubmitFailure),
       );
     },
 

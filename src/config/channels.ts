@@ -12,6 +12,9 @@ import { identityModels, type ShortcutChannel } from '../providers/provider';
  * all, every video model goes to the provider simulator so the demo works on a fresh machine.
  */
 
+/** Submit attempts on a channel before failover to the next one (channels file `submit_attempts`). */
+export const DEFAULT_SUBMIT_ATTEMPTS = 3;
+
 const common = {
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, - and _'),
   base_url: z.url({ protocol: /^https?$/ }),
@@ -37,6 +40,16 @@ const videoChannelSchema = z.strictObject({
   expected_job_seconds: z.number().min(1).max(86_400).default(90),
   /** openai-videos: send the gateway's extension fields (watermark, private, characters). */
   send_extensions: z.boolean().default(true),
+  /**
+   * How many times a task's submit is tried on this channel before it goes to the next channel
+   * serving its model (only when there is one and the provider surely took no job).
+   */
+  submit_attempts: z.number().int().min(1).max(20).default(DEFAULT_SUBMIT_ATTEMPTS),
+  /**
+   * The provider honours the Idempotency-Key header on creates: a repeated keyed create returns
+   * the job an earlier one made. Lets a submit whose outcome was unknown be settled by a retry.
+   */
+  idempotent_submit: z.boolean().default(false),
 });
 
 const textChannelSchema = z.strictObject({ ...common, type: z.enum(TEXT_CHANNEL_TYPES) });
@@ -58,6 +71,10 @@ export interface VideoChannel {
   pollMs: number;
   expectedJobMs: number;
   sendExtensions: boolean;
+  /** Submit attempts here before the task may fail over to the next channel. */
+  submitAttempts: number;
+  /** The provider honours Idempotency-Key on creates (a retried create returns the first job). */
+  idempotentSubmit: boolean;
   simulated: boolean;
 }
 
@@ -126,6 +143,8 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): 
       pollMs: c.poll_ms ?? defaultPollMs,
       expectedJobMs: c.expected_job_seconds * 1000,
       sendExtensions: c.send_extensions,
+      submitAttempts: c.submit_attempts,
+      idempotentSubmit: c.idempotent_submit,
     };
   });
 }
@@ -146,7 +165,15 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
   const base = { priority: 0, weight: 1, pollMs: realPollMs, expectedJobMs: 90_000, simulated: false };
   for (const p of VIDEO_PROVIDERS) {
     const c = p.fromEnv(e);
-    if (c) channels.push({ ...base, ...trimmed(c), type: p.type, sendExtensions: p.sendsExtensions });
+    if (c)
+      channels.push({
+        ...base,
+        ...trimmed(c),
+        type: p.type,
+        sendExtensions: p.sendsExtensions,
+        submitAttempts: DEFAULT_SUBMIT_ATTEMPTS,
+        idempotentSubmit: false,
+      });
   }
   const text = { priority: 0, weight: 1, simulated: false };
   for (const p of TEXT_PROVIDERS) {
@@ -168,6 +195,9 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
     expectedJobMs: e.SIMULATOR_JOB_MS,
     simulated: true,
     sendExtensions: true,
+    submitAttempts: DEFAULT_SUBMIT_ATTEMPTS,
+    // The simulator honours Idempotency-Key on every create (simulator/README.md).
+    idempotentSubmit: true,
   };
   return [
     ...VIDEO_PROVIDERS.map((p): Channel => ({
@@ -200,4 +230,16 @@ export function loadTextChannels(config: Config, env: NodeJS.ProcessEnv = proces
 /** Channels serving a model, best first. */
 export function channelsFor<C extends Channel>(channels: readonly C[], model: string): C[] {
   return channels.filter((c) => Object.hasOwn(c.models, model)).sort((a, b) => b.priority - a.priority);
+}
+
+/**
+ * The order channels are tried in: highest priority first, within one priority a weighted
+ * random order (Efraimidis-Spirakis: sorting by u^(1/w) draws a weighted random permutation).
+ * Channels for which `last` holds (resting ones) go behind all others. Text requests and video
+ * submits fail over along it.
+ */
+export function failoverOrder<C extends Channel>(candidates: readonly C[], random: () => number = Math.random, last: (c: C) => boolean = () => false): C[] {
+  const keyed = candidates.map((c) => ({ c, key: random() ** (1 / c.weight), last: last(c) }));
+  keyed.sort((a, b) => Number(a.last) - Number(b.last) || b.c.priority - a.c.priority || b.key - a.key);
+  return keyed.map((k) => k.c);
 }

@@ -14,6 +14,8 @@ export class UpstreamError extends Error {
     readonly kind: 'retryable' | 'rejected',
     readonly status?: number,
     readonly retryAfterMs?: number,
+    /** A request that got no answer: the network error's code (ECONNREFUSED, UND_ERR_SOCKET, TimeoutError, ...). */
+    readonly networkCode?: string,
   ) {
     super(message);
     this.name = 'UpstreamError';
@@ -66,7 +68,7 @@ export async function upstreamFetch(what: string, url: string, init: RequestInit
     span?.end({ error: cause });
     const message = `${what}: connection failed (${cause})`;
     failureSink?.(channel, true, message);
-    throw new UpstreamError(message, 'retryable');
+    throw new UpstreamError(message, 'retryable', undefined, undefined, cause);
   }
   metrics.upstreamRequests.inc({ channel, kind: 'video', status: String(res.status) });
   span?.end({ status: res.status });

@@ -1,4 +1,4 @@
-import type { TextChannel, VideoChannel } from '../config/channels';
+import { failoverOrder, type TextChannel, type VideoChannel } from '../config/channels';
 import { metrics } from '../metrics/metrics';
 
 /** A failure as the operator's view lists it: when (unix seconds) and why. */
@@ -78,10 +78,7 @@ export class ChannelHealth {
 
   order<C extends TextChannel>(candidates: readonly C[]): C[] {
     const now = this.now();
-    // Efraimidis-Spirakis: sorting by u^(1/w) draws a weighted random permutation.
-    const keyed = candidates.map((c) => ({ c, key: this.random() ** (1 / c.weight), resting: this.of(c.name).restingUntil > now }));
-    keyed.sort((a, b) => Number(a.resting) - Number(b.resting) || b.c.priority - a.c.priority || b.key - a.key);
-    return keyed.map((k) => k.c);
+    return failoverOrder(candidates, this.random, (c) => this.of(c.name).restingUntil > now);
   }
 
   succeeded(name: string): void {

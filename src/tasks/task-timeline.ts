@@ -10,7 +10,7 @@ import type { Db } from '../store/db';
 import { SA_STATUS } from '../temporal/search-attributes';
 import { WATCH_JOB_ACTIVITY } from '../workflows/video-task-types';
 
-export type TimelineEventName = 'created' | 'charged' | 'submitted' | 'processing' | 'stored' | 'completed' | 'failed' | 'refunded' | 'cancelled';
+export type TimelineEventName = 'created' | 'charged' | 'failover' | 'submitted' | 'processing' | 'stored' | 'completed' | 'failed' | 'refunded' | 'cancelled';
 
 export interface TimelineEvent {
   /** Unix seconds. */
@@ -52,6 +52,15 @@ function field(value: unknown, name: string): unknown {
   return value && typeof value === 'object' ? (value as Record<string, unknown>)[name] : undefined;
 }
 
+/** "from -> to: reason" of a failover in the memo's state. */
+function failoverDetail(f: unknown): string {
+  const text = (name: string) => {
+    const v = field(f, name);
+    return typeof v === 'string' ? v : '?';
+  };
+  return `${text('from')} -> ${text('to')}: ${text('reason')}`;
+}
+
 /**
  * The domain events of one run's history plus the task's ledger rows, in time order (ties keep
  * the order events happen in: created, charged, submitted, ...). Pure: the route test and the
@@ -61,6 +70,7 @@ export function timelineOf(events: readonly HistoryEvent[], ledger: readonly Tas
   const out: TimelineEvent[] = [];
   const scheduled = new Map<string, string>();
   let processingSeen = false;
+  let failoversSeen = 0;
   for (const e of events) {
     const at = secondsOf(e);
     if (e.workflowExecutionStartedEventAttributes) {
@@ -73,6 +83,13 @@ export function timelineOf(events: readonly HistoryEvent[], ledger: readonly Tas
       const result = decode(converter, e.activityTaskCompletedEventAttributes.result?.payloads?.[0]);
       if (SUBMIT_ACTIVITIES.has(name)) out.push({ at, event: 'submitted', detail: null });
       else if (STORE_ACTIVITIES.has(name) && (name === 'storeVideo' || field(result, 'phase') === 'stored')) out.push({ at, event: 'stored', detail: null });
+    } else if (e.workflowPropertiesModifiedEventAttributes) {
+      // A submit that left its channel: the memo's state lists it (submit-failover.ts).
+      const failovers = field(decode(converter, e.workflowPropertiesModifiedEventAttributes.upsertedMemo?.fields?.state), 'failovers');
+      if (Array.isArray(failovers)) {
+        for (const f of failovers.slice(failoversSeen)) out.push({ at, event: 'failover', detail: failoverDetail(f) });
+        failoversSeen = Math.max(failoversSeen, failovers.length);
+      }
     } else if (e.upsertWorkflowSearchAttributesEventAttributes) {
       const status = decode(converter, e.upsertWorkflowSearchAttributesEventAttributes.searchAttributes?.indexedFields?.[SA_STATUS.name]);
       const value = Array.isArray(status) ? status[0] : status;
@@ -113,6 +130,7 @@ export function timelineOf(events: readonly HistoryEvent[], ledger: readonly Tas
   const order: Record<TimelineEventName, number> = {
     charged: 0,
     created: 1,
+    failover: 2,
     submitted: 2,
     processing: 3,
     stored: 4,

@@ -87,6 +87,16 @@ export interface StoredVideo {
   bytes: number;
 }
 
+/** A task's submit left a channel for the next one serving its model (README "Video failover"). */
+export interface TaskFailover {
+  from: string;
+  to: string;
+  /** Why the submit on `from` was given up: its last error. */
+  reason: string;
+  /** Unix seconds. */
+  at: number;
+}
+
 export interface TaskState {
   id: string;
   ownerId: string;
@@ -105,6 +115,8 @@ export interface TaskState {
   statusUpdateTime: number;
   /** The provider's own job id, kept so a failure can be reported to the provider. */
   upstream?: { channel: string; jobId: string };
+  /** Channels the submit left, in order; absent when it never failed over. */
+  failovers?: TaskFailover[];
   video?: StoredVideo;
   error?: TaskError;
 }

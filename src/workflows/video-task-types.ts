@@ -8,6 +8,16 @@ export interface ChannelPlan {
   /** Backoff of upstream retries (worker config), first and largest interval. */
   retryInitialMs: number;
   retryMaxMs: number;
+  /** Submit attempts on this channel before failing over (absent in plans recorded before failover). */
+  submitAttempts?: number;
+  /** The provider honours Idempotency-Key on creates, so a keyed retry settles an unknown outcome. */
+  idempotentSubmit?: boolean;
+}
+
+/** planChannel's answer: the channel to submit to, and the next ones serving the model, in failover order. */
+export interface PlannedChannels extends ChannelPlan {
+  /** Absent in histories recorded before failover, and empty for a task pinned to its channel. */
+  fallbacks?: ChannelPlan[];
 }
 
 /** Carried across continue-as-new so a long task keeps its upstream job and progress. */
@@ -70,3 +80,12 @@ export const FAILURE_TYPES = {
 } as const;
 
 export type { TaskError };
+
+/**
+ * Retryable failure types of a submit attempt (src/providers/submit-outcome.ts): whether the
+ * provider surely took no job, or may have. Only the first lets a task fail over.
+ */
+export const SUBMIT_FAILURE_TYPES = {
+  notAccepted: 'SubmitNotAccepted',
+  outcomeUnknown: 'SubmitOutcomeUnknown',
+} as const;

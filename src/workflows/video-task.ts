@@ -27,7 +27,8 @@ import {
 import type { BillingActivities } from '../billing/charge-activities';
 import type { VideoActivities } from '../activities/video-activities';
 import { SA_STATUS } from '../temporal/search-attributes';
-import { initialState, type TaskError, type TaskState } from '../tasks/task';
+import { initialState, type TaskError, type TaskFailover, type TaskState } from '../tasks/task';
+import { submitFailingOver, SUBMIT_FAILOVER_PATCH } from './submit-failover';
 import { estimateProgress, nextProgress } from './progress';
 import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type StoredVideoResult, type VideoTaskInput } from './video-task-types';
 
@@ -133,6 +134,15 @@ export function upstreamActivities(plan: ChannelPlan) {
   };
 }
 
+/** One submit attempt, not retried by the server: a channel that can fail over paces its own attempts (submit-failover.ts). */
+function submitOnce(plan: ChannelPlan) {
+  return proxyActivities<VideoActivities>({
+    startToCloseTimeout: '3m',
+    heartbeatTimeout: STEP_HEARTBEAT_TIMEOUT,
+    retry: { ...upstreamRetry(plan), maximumAttempts: 1 },
+  }).submitVideo;
+}
+
 /**
  * The watching step lasts as long as the job may: until the task's deadline. It heartbeats
  * after its polls (each at most the upstream poll timeout, 20 s) and while it downloads, so a
@@ -184,7 +194,8 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       // Refused (the task fails, nothing is submitted) when its charge was refunded before it started.
       if (patched(CHARGE_CLAIM_PATCH)) await claimCharge({ taskId: request.taskId });
       // A remix, or a cast of existing characters, must run where its source lives.
-      plan = await planChannel({ model: request.model, channel: request.remixOf?.channel ?? request.cast?.channel });
+      const { fallbacks = [], ...planned } = await planChannel({ model: request.model, channel: request.remixOf?.channel ?? request.cast?.channel });
+      plan = planned;
       const { enhancePrompt, createCharacter, submitVideo, submitRemix } = upstreamActivities(plan);
       let prompt = request.prompt;
       if (request.enhancePrompt) {
@@ -196,7 +207,14 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
         const character = await createCharacter({ taskId: request.taskId, ownerId: request.ownerId, channel: plan.channel, source: request.character });
         characterIds.push(character.id);
       }
-      jobId = request.remixOf ? await submitRemix({ request, plan, prompt }) : await submitVideo({ request, plan, prompt, characterIds });
+      if (request.remixOf) jobId = await submitRemix({ request, plan, prompt });
+      // A task with no other channel to go to submits as it always did (and records no marker).
+      // One that makes its own character stays where the character lives.
+      else if (fallbacks.length > 0 && !request.character && patched(SUBMIT_FAILOVER_PATCH)) {
+        const steps = { once: submitOnce, patiently: (p: ChannelPlan) => upstreamActivities(p).submitVideo };
+        const failedOver = (f: TaskFailover) => publish({ failovers: [...(state.failovers ?? []), f] });
+        ({ plan, jobId } = await submitFailingOver(plan, fallbacks, { request, prompt, characterIds }, steps, failedOver));
+      } else jobId = await submitVideo({ request, plan, prompt, characterIds });
       submittedAt = Date.now();
       publish({ upstream: { channel: plan.channel, jobId } });
     }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import {
   type Channel,
   channelsFor,
+  failoverOrder,
   loadChannels,
   loadTextChannels,
   loadVideoChannels,
@@ -18,6 +19,7 @@ import {
   type VideoChannel,
 } from '../../src/config/channels';
 import { ConfigError, loadConfig } from '../../src/config/env';
+import { seededRandom } from '../support/seeded-random';
 import { DEFAULT_VEO_MODELS } from '../../src/providers/gemini-veo/provider';
 import { DEFAULT_MOTION_MODELS } from '../../src/providers/openai-videos/provider';
 
@@ -79,6 +81,8 @@ describe('no provider credentials: the simulator', () => {
       pollMs: 1000,
       expectedJobMs: 20_000,
       sendExtensions: true,
+      submitAttempts: 3,
+      idempotentSubmit: true,
       simulated: true,
     });
     expect(openai).toEqual({
@@ -92,6 +96,8 @@ describe('no provider credentials: the simulator', () => {
       pollMs: 1000,
       expectedJobMs: 20_000,
       sendExtensions: true,
+      submitAttempts: 3,
+      idempotentSubmit: true,
       simulated: true,
     });
   });
@@ -138,6 +144,8 @@ describe('env shortcuts', () => {
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: false,
+        submitAttempts: 3,
+        idempotentSubmit: false,
         simulated: false,
       },
     ]);
@@ -168,6 +176,8 @@ describe('env shortcuts', () => {
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: true,
+        submitAttempts: 3,
+        idempotentSubmit: false,
         simulated: false,
       },
     ]);
@@ -216,6 +226,8 @@ describe('CHANNELS_FILE', () => {
         '    priority: 10',
         '    poll_ms: 500',
         '    expected_job_seconds: 45',
+        '    submit_attempts: 5',
+        '    idempotent_submit: true',
         '  - name: motion',
         '    type: openai-videos',
         '    base_url: http://motion.test:8000',
@@ -241,6 +253,8 @@ describe('CHANNELS_FILE', () => {
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: true,
+        submitAttempts: 3,
+        idempotentSubmit: false,
         simulated: false,
       },
       {
@@ -254,6 +268,8 @@ describe('CHANNELS_FILE', () => {
         pollMs: 500,
         expectedJobMs: 45_000,
         sendExtensions: true,
+        submitAttempts: 5,
+        idempotentSubmit: true,
         simulated: false,
       },
       {
@@ -267,6 +283,8 @@ describe('CHANNELS_FILE', () => {
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: false,
+        submitAttempts: 3,
+        idempotentSubmit: false,
         simulated: false,
       },
     ]);
@@ -295,6 +313,36 @@ describe('CHANNELS_FILE', () => {
       ].join('\n'),
     );
     expect(channelsFor(channels({ CHANNELS_FILE: file }), 'vidgen3').map((c) => c.name)).toEqual(['high', 'first-zero', 'second-zero', 'low']);
+  });
+
+  test('failoverOrder: priority first, then a weighted draw among equals; `last` ones behind all others', () => {
+    const file = writeFile(
+      'yaml',
+      [
+        'channels:',
+        '  - { name: heavy, type: gemini-veo, base_url: "https://a.test", api_key: k, models: { vidgen3: m }, weight: 9 }',
+        '  - { name: light, type: gemini-veo, base_url: "https://b.test", api_key: k, models: { vidgen3: m }, weight: 1 }',
+        '  - { name: top, type: gemini-veo, base_url: "https://c.test", api_key: k, models: { vidgen3: m }, priority: 2 }',
+        '  - { name: backup, type: gemini-veo, base_url: "https://d.test", api_key: k, models: { vidgen3: m }, priority: -1 }',
+      ].join('\n'),
+    );
+    const list = channelsFor(channels({ CHANNELS_FILE: file }), 'vidgen3');
+    const random = seededRandom(7);
+    const seconds = new Map<string, number>();
+    for (let i = 0; i < 1000; i++) {
+      const order = failoverOrder(list, random).map((c) => c.name);
+      expect([order[0], order[3]]).toEqual(['top', 'backup']);
+      const second = order[1] ?? '';
+      seconds.set(second, (seconds.get(second) ?? 0) + 1);
+    }
+    // weight 9 against 1: heavy comes first among the priority-0 pair about 90 % of the time.
+    expect(seconds.get('heavy')).toBeGreaterThan(800);
+    expect(seconds.get('light')).toBeGreaterThan(50);
+    expect(
+      failoverOrder(list, random, (c) => c.name === 'top')
+        .map((c) => c.name)
+        .at(-1),
+    ).toBe('top');
   });
 
   test('JSON: the same file format, with UPSTREAM_POLL_MS as the default poll interval', () => {
@@ -353,6 +401,12 @@ describe('CHANNELS_FILE', () => {
     ['invalid JSON', () => writeFile('json', '{"channels": [ {"name": "c1", }'), /at line 1, column \d+/],
     ['a base_url with another scheme', () => writeFile('json', JSON.stringify({ channels: [channel({ base_url: 'ftp://x.test' })] })), /base_url/],
     ['poll_ms below 50', () => writeFile('json', JSON.stringify({ channels: [channel({ poll_ms: 10 })] })), /poll_ms/],
+    ['submit_attempts of 0', () => writeFile('json', JSON.stringify({ channels: [channel({ submit_attempts: 0 })] })), /submit_attempts/],
+    [
+      'an idempotent_submit that is not a boolean',
+      () => writeFile('json', JSON.stringify({ channels: [channel({ idempotent_submit: 'yes' })] })),
+      /idempotent_submit/,
+    ],
     ['an upper-case channel name', () => writeFile('json', JSON.stringify({ channels: [channel({ name: 'Main' })] })), /name/],
   ])('%s is a ConfigError naming the file', (_what, make, detail) => {
     const file = make();

@@ -35,6 +35,11 @@ const SHAPES = [
   'watched-cancelled',
   'watched-cancelled-submit',
   'watched-cancelled-unclaimed',
+  'watched-failover',
+  'watched-failover-unknown',
+  'watched-failover-idempotent',
+  'watched-failover-unknown-last',
+  'watched-failover-rejected',
   'character-completed',
   'character-failed',
   // Recorded with tracing on (tracing.test.ts): trace context in its start and activity headers.

@@ -6,6 +6,7 @@ import type { UrlSigner } from '../../files/signed-url';
 import type { TaskService } from '../../tasks/task-service';
 import { TaskList, UnknownCursor } from '../../tasks/task-list';
 import { videoListItemView } from '../views/video-object';
+import { upstreamView } from '../views/video-task';
 import { adminChannelsView } from '../views/admin-channels';
 import { ChannelErrorLog } from '../../store/channel-errors';
 import { temporalWorkflowUrl } from '../views/temporal-links';
@@ -180,7 +181,13 @@ export function adminRoutes({ config, channels, tasks, signer, db, keys, billing
       if (err instanceof UnknownCursor) throw new InvalidRequestError(`'after' names no video task: ${err.message}`, 'after', 'invalid_cursor');
       throw err;
     }
-    const data = page.tasks.map((t) => ({ ...videoListItemView(t.state, signer), key_id: t.keyId, cost: t.cost, temporal_ui_url: workflowUrl(t.state.id) }));
+    const data = page.tasks.map((t) => ({
+      ...videoListItemView(t.state, signer),
+      key_id: t.keyId,
+      cost: t.cost,
+      temporal_ui_url: workflowUrl(t.state.id),
+      ...upstreamView(t.state),
+    }));
     ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: page.lastId, has_more: page.hasMore };
   });
 

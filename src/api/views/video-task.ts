@@ -41,3 +41,8 @@ export function videoQueryView(state: TaskState, signer: UrlSigner): VideoQueryV
   if (error) view.error = error;
   return view;
 }
+
+/** Operators' view of where a task runs: the channel that accepted its job, and the channels its submit left (README "Video failover"). */
+export function upstreamView(state: TaskState): { channel: string | null; failovers: { from: string; to: string; reason: string; at: number }[] } {
+  return { channel: state.upstream?.channel ?? null, failovers: (state.failovers ?? []).map((f) => ({ from: f.from, to: f.to, reason: f.reason, at: f.at })) };
+}

@@ -10,10 +10,13 @@ export function geminiVeoClient(channel: VideoChannel, timeouts: UpstreamTimeout
   return {
     async submit(input: SubmitInput) {
       const url = `${channel.baseUrl}/v1beta/models/${encodeURIComponent(input.upstreamModel)}:predictLongRunning`;
+      // The Gemini API documents no idempotency key (a channel says whether its endpoint honours
+      // one: idempotent_submit); it is sent all the same, for proxies and the simulator that do.
+      const idempotency = { 'idempotency-key': `${input.taskId}:submit` };
       const res = await upstreamFetch(
         'veo submit',
         url,
-        { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(toVeoRequest(input)) },
+        { method: 'POST', headers: { ...headers, ...idempotency, 'content-type': 'application/json' }, body: JSON.stringify(toVeoRequest(input)) },
         timeoutMs,
         channel.name,
       );

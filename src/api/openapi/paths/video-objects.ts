@@ -113,7 +113,7 @@ export function videoObjectRoutes(): RouteDoc[] {
       path: '/v1/videos/{id}/timeline',
       operation: {
         operationId: 'getVideoTimeline',
-        summary: 'What happened to a task: created, charged, submitted, processing, stored, completed / failed / cancelled, refunded',
+        summary: 'What happened to a task: created, charged, failover, submitted, processing, stored, completed / failed / cancelled, refunded',
         description:
           "Derived from the task's workflow history (readable with the worker down) and its ledger entries, oldest first. `detail` says the credits of a charge or refund, or why a task failed.",
         tags: ['Videos'],

@@ -46,7 +46,7 @@ export const billingUsage = z.object({ object: z.literal('usage'), totals: z.arr
 const timelineEvent = describes<TimelineEvent>()(
   z.object({
     at: unixSeconds,
-    event: z.enum(['created', 'charged', 'submitted', 'processing', 'stored', 'completed', 'failed', 'refunded', 'cancelled']),
+    event: z.enum(['created', 'charged', 'failover', 'submitted', 'processing', 'stored', 'completed', 'failed', 'refunded', 'cancelled']),
     detail: z.string().nullable(),
   }),
 );
@@ -67,6 +67,10 @@ export const adminTaskList = z.object({
     videoListItem.extend({
       key_id: z.string(),
       temporal_ui_url: z.string().nullable().meta({ description: "The workflow's page in the Temporal Web UI; null without TEMPORAL_UI_URL." }),
+      channel: z.string().nullable().meta({ description: 'The channel that accepted the upstream job; null before the submit.' }),
+      failovers: z
+        .array(z.object({ from: z.string(), to: z.string(), reason: z.string(), at: unixSeconds }))
+        .meta({ description: 'Channels the submit left for the next one serving the model, in order (README "Video failover").' }),
     }),
   ),
   first_id: z.string().nullable(),
