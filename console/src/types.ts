@@ -94,6 +94,9 @@ export interface VideoItem {
   cost?: number;
   key_id?: string;
   temporal_ui_url?: string | null;
+  /** Operators' list only: the channel that took the job, and the channels its submit left. */
+  channel?: string | null;
+  failovers?: { from: string; to: string; reason: string; at: number }[];
 }
 
 export interface TimelineEvent {

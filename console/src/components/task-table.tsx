@@ -15,6 +15,7 @@ export function TaskTable({ tasks, operator = false }: { tasks: readonly VideoIt
             <th scope="col">Status</th>
             <th scope="col">Progress</th>
             <th scope="col">Model</th>
+            {operator ? <th scope="col">Channel</th> : null}
             <th scope="col">Age</th>
             <th scope="col" class="num">
               Cost
@@ -35,6 +36,7 @@ export function TaskTable({ tasks, operator = false }: { tasks: readonly VideoIt
                 <Progress value={t.progress} label={`Progress of ${t.id}`} />
               </td>
               <td>{t.model}</td>
+              {operator ? <td>{channelOf(t)}</td> : null}
               <td>{age(t.created_at)}</td>
               <td class="num">{t.cost === undefined ? '' : credits(t.cost)}</td>
               {operator ? (
@@ -54,4 +56,10 @@ export function TaskTable({ tasks, operator = false }: { tasks: readonly VideoIt
       </table>
     </div>
   );
+}
+
+/** The channel that took the task's job, and those its submit failed over from (README "Video failover"). */
+function channelOf(t: VideoItem): string {
+  const from = (t.failovers ?? []).map((f) => f.from);
+  return `${t.channel ?? ''}${from.length > 0 ? ` (failed over from ${from.join(', ')})` : ''}`;
 }
