@@ -248,8 +248,10 @@ export function createVideoActivities(deps: VideoActivityDeps) {
      * same provider. A remix or a cast must go to the provider that holds its source: no fallbacks.
      */
     async planChannel(input: { model: string; channel?: string }): Promise<PlannedChannels> {
-      const pinned = input.channel ? byName.get(input.channel) : undefined;
-      const [first, ...rest] = pinned ? [pinned] : input.channel ? [] : failoverOrder(channelsFor(deps.channels, input.model));
+      const ordered = input.channel
+        ? [byName.get(input.channel)].filter((c): c is VideoChannel => c !== undefined)
+        : failoverOrder(channelsFor(deps.channels, input.model));
+      const [first, ...rest] = ordered;
       if (!first) throw ApplicationFailure.nonRetryable(`no upstream channel ${input.channel ?? ''} serves model ${input.model}`, FAILURE_TYPES.noChannel);
       const plan = (channel: VideoChannel): ChannelPlan => ({
         channel: channel.name,

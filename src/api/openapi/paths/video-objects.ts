@@ -115,7 +115,7 @@ export function videoObjectRoutes(): RouteDoc[] {
         operationId: 'getVideoTimeline',
         summary: 'What happened to a task: created, charged, failover, submitted, processing, stored, completed / failed / cancelled, refunded',
         description:
-          "Derived from the task's workflow history (readable with the worker down) and its ledger entries, oldest first. `detail` says the credits of a charge or refund, or why a task failed.",
+          "Derived from the task's workflow history (readable with the worker down) and its ledger entries, oldest first. `detail` says the credits of a charge or refund, why a task failed, or which channel a failover left for which (`<from> -> <to>: <last error>`).",
         tags: ['Videos'],
         security: KEY_BEARER,
         parameters: [videoId],
