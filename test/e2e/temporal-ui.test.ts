@@ -81,7 +81,8 @@ test("a step being retried shows its attempt, the last attempt's failure and the
   expect(page.text).toContain(scenario.retrying);
   expect(page.text).toMatch(/submitVideo[\s\S]*Attempt\s+([2-9]|\d{2,})\b/);
   expect(page.text).toMatch(/Next Retry/);
-  expect(page.text).toMatch(/Last Failure[\s\S]*HTTP 50[03][\s\S]*"type":\s*"UpstreamUnavailable"/);
+  // A 5xx answer to a submit: the provider surely took no job (src/providers/submit-outcome.ts).
+  expect(page.text).toMatch(/Last Failure[\s\S]*HTTP 50[03][\s\S]*"type":\s*"SubmitNotAccepted"/);
 });
 
 test('each page was written as a valid PNG of the viewport size', () => {
