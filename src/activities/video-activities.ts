@@ -261,7 +261,6 @@ export function createVideoActivities(deps: VideoActivityDeps) {
         retryInitialMs: deps.retryInitialMs,
         retryMaxMs: deps.retryMaxMs,
         submitAttempts: channel.submitAttempts,
-        idempotentSubmit: channel.idempotentSubmit,
       });
       return { ...plan(first), fallbacks: rest.map(plan) };
     },

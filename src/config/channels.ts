@@ -45,11 +45,6 @@ const videoChannelSchema = z.strictObject({
    * serving its model (only when there is one and the provider surely took no job).
    */
   submit_attempts: z.number().int().min(1).max(20).default(DEFAULT_SUBMIT_ATTEMPTS),
-  /**
-   * The provider honours the Idempotency-Key header on creates: a repeated keyed create returns
-   * the job an earlier one made. Lets a submit whose outcome was unknown be settled by a retry.
-   */
-  idempotent_submit: z.boolean().default(false),
 });
 
 const textChannelSchema = z.strictObject({ ...common, type: z.enum(TEXT_CHANNEL_TYPES) });
@@ -73,8 +68,6 @@ export interface VideoChannel {
   sendExtensions: boolean;
   /** Submit attempts here before the task may fail over to the next channel. */
   submitAttempts: number;
-  /** The provider honours Idempotency-Key on creates (a retried create returns the first job). */
-  idempotentSubmit: boolean;
   simulated: boolean;
 }
 
@@ -144,7 +137,6 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): 
       expectedJobMs: c.expected_job_seconds * 1000,
       sendExtensions: c.send_extensions,
       submitAttempts: c.submit_attempts,
-      idempotentSubmit: c.idempotent_submit,
     };
   });
 }
@@ -172,7 +164,6 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
         type: p.type,
         sendExtensions: p.sendsExtensions,
         submitAttempts: DEFAULT_SUBMIT_ATTEMPTS,
-        idempotentSubmit: false,
       });
   }
   const text = { priority: 0, weight: 1, simulated: false };
@@ -196,8 +187,6 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
     simulated: true,
     sendExtensions: true,
     submitAttempts: DEFAULT_SUBMIT_ATTEMPTS,
-    // The simulator honours Idempotency-Key on every create (simulator/README.md).
-    idempotentSubmit: true,
   };
   return [
     ...VIDEO_PROVIDERS.map((p): Channel => ({

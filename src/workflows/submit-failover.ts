@@ -9,10 +9,10 @@
  * - not accepted (429, 5xx, connection refused: the provider surely took no job): the next
  *   attempt, and after the last one the next channel;
  * - outcome unknown (a timeout or a broken connection after the request was sent, an unreadable
- *   answer, a worker lost mid-step): the provider may hold a job. Where it honours the
- *   idempotency key every attempt carries, the next attempt settles it (a keyed create returns
- *   the job an earlier one made, so a later "not accepted" answer means there is none); where it
- *   does not, nothing can, and the task stays on its channel.
+ *   answer, a worker lost mid-step): the provider may hold a job, and nothing short of it
+ *   returning that job proves there is none (a keyed retry answered 503 may come from a provider
+ *   that stored the job and is down now). So the task stays on its channel: its keyed retries get
+ *   the job back from a provider that honours the idempotency key every attempt carries.
  * A task that stays, and the last channel, submit as before failover: retried by the server
  * until accepted or rejected. So no task ever holds two accepted upstream jobs.
  */
@@ -83,10 +83,10 @@ async function tryChannel(
       attempt = attemptOf(err);
       if (attempt.kind === 'final') throw err;
     }
-    // Unknown: a later keyed attempt settles it where the provider honours the key, else nothing does.
-    if (attempt.kind === 'unknown' && !plan.idempotentSubmit) return 'stay';
-    if (n >= attempts) return attempt.kind === 'not_accepted' ? { reason: attempt.reason } : 'stay';
-    await sleep(Math.max(delayMs, attempt.kind === 'not_accepted' ? attempt.retryAfterMs : 0));
+    // Unknown: only this channel may hold the job; its keyed retries find it where the provider honours the key.
+    if (attempt.kind === 'unknown') return 'stay';
+    if (n >= attempts) return { reason: attempt.reason };
+    await sleep(Math.max(delayMs, attempt.retryAfterMs));
     delayMs = Math.min(delayMs * 2, plan.retryMaxMs);
   }
 }

@@ -10,8 +10,6 @@ export interface ChannelPlan {
   retryMaxMs: number;
   /** Submit attempts on this channel before failing over (absent in plans recorded before failover). */
   submitAttempts?: number;
-  /** The provider honours Idempotency-Key on creates, so a keyed retry settles an unknown outcome. */
-  idempotentSubmit?: boolean;
 }
 
 /** planChannel's answer: the channel to submit to, and the next ones serving the model, in failover order. */

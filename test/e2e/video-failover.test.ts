@@ -18,7 +18,7 @@ import { ADMIN_TOKEN, e2eEnv, startGateway, type Gateway } from '../support/stac
 
 /** motion-2: `down` (priority 10, 503 to everything) -> `live` (the simulator). */
 const FAILING_OVER = 'motion-2';
-/** motion-2-pro: `lossy` (priority 10, the simulator, idempotent) -> `spare` (the simulator). */
+/** motion-2-pro: `lossy` (priority 10, the simulator, which honours Idempotency-Key) -> `spare` (the simulator). */
 const RESOLVED = 'motion-2-pro';
 
 let gw: Gateway;
@@ -36,7 +36,7 @@ function channelsYaml(sim: string, deadUrl: string): string {
   return `channels:\n${[
     ch('down', deadUrl, FAILING_OVER, 10, '    submit_attempts: 2\n'),
     ch('live', sim, FAILING_OVER, 0),
-    ch('lossy', sim, RESOLVED, 10, '    submit_attempts: 3\n    idempotent_submit: true\n'),
+    ch('lossy', sim, RESOLVED, 10, '    submit_attempts: 3\n'),
     ch('spare', sim, RESOLVED, 0),
   ].join('')}`;
 }

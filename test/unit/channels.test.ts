@@ -82,7 +82,6 @@ describe('no provider credentials: the simulator', () => {
       expectedJobMs: 20_000,
       sendExtensions: true,
       submitAttempts: 3,
-      idempotentSubmit: true,
       simulated: true,
     });
     expect(openai).toEqual({
@@ -97,7 +96,6 @@ describe('no provider credentials: the simulator', () => {
       expectedJobMs: 20_000,
       sendExtensions: true,
       submitAttempts: 3,
-      idempotentSubmit: true,
       simulated: true,
     });
   });
@@ -145,7 +143,6 @@ describe('env shortcuts', () => {
         expectedJobMs: 90_000,
         sendExtensions: false,
         submitAttempts: 3,
-        idempotentSubmit: false,
         simulated: false,
       },
     ]);
@@ -177,7 +174,6 @@ describe('env shortcuts', () => {
         expectedJobMs: 90_000,
         sendExtensions: true,
         submitAttempts: 3,
-        idempotentSubmit: false,
         simulated: false,
       },
     ]);
@@ -227,7 +223,6 @@ describe('CHANNELS_FILE', () => {
         '    poll_ms: 500',
         '    expected_job_seconds: 45',
         '    submit_attempts: 5',
-        '    idempotent_submit: true',
         '  - name: motion',
         '    type: openai-videos',
         '    base_url: http://motion.test:8000',
@@ -254,7 +249,6 @@ describe('CHANNELS_FILE', () => {
         expectedJobMs: 90_000,
         sendExtensions: true,
         submitAttempts: 3,
-        idempotentSubmit: false,
         simulated: false,
       },
       {
@@ -269,7 +263,6 @@ describe('CHANNELS_FILE', () => {
         expectedJobMs: 45_000,
         sendExtensions: true,
         submitAttempts: 5,
-        idempotentSubmit: true,
         simulated: false,
       },
       {
@@ -284,7 +277,6 @@ describe('CHANNELS_FILE', () => {
         expectedJobMs: 90_000,
         sendExtensions: false,
         submitAttempts: 3,
-        idempotentSubmit: false,
         simulated: false,
       },
     ]);
@@ -402,11 +394,6 @@ describe('CHANNELS_FILE', () => {
     ['a base_url with another scheme', () => writeFile('json', JSON.stringify({ channels: [channel({ base_url: 'ftp://x.test' })] })), /base_url/],
     ['poll_ms below 50', () => writeFile('json', JSON.stringify({ channels: [channel({ poll_ms: 10 })] })), /poll_ms/],
     ['submit_attempts of 0', () => writeFile('json', JSON.stringify({ channels: [channel({ submit_attempts: 0 })] })), /submit_attempts/],
-    [
-      'an idempotent_submit that is not a boolean',
-      () => writeFile('json', JSON.stringify({ channels: [channel({ idempotent_submit: 'yes' })] })),
-      /idempotent_submit/,
-    ],
     ['an upper-case channel name', () => writeFile('json', JSON.stringify({ channels: [channel({ name: 'Main' })] })), /name/],
   ])('%s is a ConfigError naming the file', (_what, make, detail) => {
     const file = make();

@@ -21,7 +21,6 @@ function channel(name: string, priority: number, models: Record<string, string>,
     expectedJobMs: 60_000,
     sendExtensions: true,
     submitAttempts: 3,
-    idempotentSubmit: false,
     simulated: false,
     ...extra,
   };
@@ -29,7 +28,7 @@ function channel(name: string, priority: number, models: Record<string, string>,
 
 const channels = [
   channel('backup', 0, { 'motion-2': 'sora-2-backup' }, { submitAttempts: 5 }),
-  channel('main', 10, { 'motion-2': 'sora-2', 'motion-2-pro': 'sora-2-pro' }, { idempotentSubmit: true }),
+  channel('main', 10, { 'motion-2': 'sora-2', 'motion-2-pro': 'sora-2-pro' }),
   channel('last', -5, { 'motion-2': 'sora-2' }),
 ];
 
@@ -44,10 +43,10 @@ const activities = createVideoActivities({
 
 test('the first channel by priority, the others serving the model as fallbacks, each with its own settings', async () => {
   const plan = await activities.planChannel({ model: 'motion-2' });
-  expect(plan).toMatchObject({ channel: 'main', upstreamModel: 'sora-2', submitAttempts: 3, idempotentSubmit: true, retryInitialMs: 100 });
-  expect(plan.fallbacks?.map((f) => [f.channel, f.upstreamModel, f.submitAttempts, f.idempotentSubmit])).toEqual([
-    ['backup', 'sora-2-backup', 5, false],
-    ['last', 'sora-2', 3, false],
+  expect(plan).toMatchObject({ channel: 'main', upstreamModel: 'sora-2', submitAttempts: 3, retryInitialMs: 100 });
+  expect(plan.fallbacks?.map((f) => [f.channel, f.upstreamModel, f.submitAttempts])).toEqual([
+    ['backup', 'sora-2-backup', 5],
+    ['last', 'sora-2', 3],
   ]);
 });
 

@@ -37,8 +37,6 @@ const SHAPES = [
   'watched-cancelled-unclaimed',
   'watched-failover',
   'watched-failover-unknown',
-  'watched-failover-idempotent',
-  'watched-failover-unknown-last',
   'watched-failover-rejected',
   'character-completed',
   'character-failed',

@@ -10,8 +10,8 @@ export function geminiVeoClient(channel: VideoChannel, timeouts: UpstreamTimeout
   return {
     async submit(input: SubmitInput) {
       const url = `${channel.baseUrl}/v1beta/models/${encodeURIComponent(input.upstreamModel)}:predictLongRunning`;
-      // The Gemini API documents no idempotency key (a channel says whether its endpoint honours
-      // one: idempotent_submit); it is sent all the same, for proxies and the simulator that do.
+      // The Gemini API documents no idempotency key; it is sent all the same, for proxies and
+      // the simulator that honour one (a retried submit then gets its first job back).
       const idempotency = { 'idempotency-key': `${input.taskId}:submit` };
       const res = await upstreamFetch(
         'veo submit',
