@@ -33,7 +33,7 @@ export interface TextCall {
   protocol: TextProtocol;
   /** textChannelsFor(protocol, model), which the route already looked up to refuse a model no channel serves. */
   channels: readonly TextChannel[];
-  endpoint: 'messages' | 'chat';
+  endpoint: 'messages' | 'chat' | 'responses';
   model: string;
   body: Record<string, unknown>;
   /** False when the route changed the body, so the client's bytes must not be forwarded as they are. */
