@@ -41,6 +41,11 @@ export interface TextCall {
   stream: boolean;
   clientWantsUsage: boolean;
   passthroughHeaders: Record<string, string>;
+  /**
+   * The answer came to its end on `channel` (before it is billed and before the client's answer
+   * ends): the Responses API records the response here. A failure is logged, never the client's.
+   */
+  onAnswer?(channel: TextChannel): Promise<void>;
 }
 
 /** Seconds a client refused for too many text requests in flight waits before trying again. */
@@ -134,7 +139,7 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
         passthroughHeaders: call.passthroughHeaders,
         signal: abort.signal,
         log: ctx.state.log,
-        onUsage: settle,
+        onUsage: call.onAnswer ? (channel, report) => answered(call, channel, ctx).then(() => settle(channel, report)) : settle,
       },
       deps.channelHealth,
       deps.textLimits,
@@ -154,6 +159,15 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     if (!(err instanceof ClientGoneError)) throw err;
     ctx.state.log.info('client left before the upstream answered');
     ctx.respond = false;
+  }
+}
+
+/** Runs the call's onAnswer hook; what it fails at is logged and does not keep the answer from being billed. */
+async function answered(call: TextCall, channel: TextChannel, ctx: ParameterizedContext<GatewayState>): Promise<void> {
+  try {
+    await call.onAnswer?.(channel);
+  } catch (err) {
+    ctx.state.log.warn({ err: (err as Error).message, channel: channel.name }, 'recording the answer failed');
   }
 }
 
