@@ -26,6 +26,7 @@ const TOOLS: OpenAI.Responses.Tool[] = [
   { type: 'function', name: 'lookup', description: 'Look up', parameters: { type: 'object', properties: {} }, strict: false },
 ];
 const QUOTA = 50_000_000;
+const IDLE_MS = 1500;
 
 beforeAll(async () => {
   const { simulatorUrl } = e2eEnv();
@@ -34,7 +35,7 @@ beforeAll(async () => {
   const ch = (name: string, priority: number) =>
     `  - name: ${name}\n    type: openai-responses\n    base_url: ${simulatorUrl}/v1\n    api_key: sim-key\n    models: [${PRO}, ${MINI}]\n    priority: ${priority}\n`;
   fs.writeFileSync(file, `channels:\n${ch('resp-primary', 10)}${ch('resp-backup', 0)}`);
-  gw = await startGateway({ noWorker: true, env: { CHANNELS_FILE: file, CHANNEL_FAILURE_THRESHOLD: '100' } });
+  gw = await startGateway({ noWorker: true, env: { CHANNELS_FILE: file, CHANNEL_FAILURE_THRESHOLD: '100', TEXT_STREAM_IDLE_MS: String(IDLE_MS) } });
   const issued = await gw.issueKeyWithId('responses', { quota: QUOTA });
   keyId = issued.id;
   openai = new OpenAI({ apiKey: issued.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
@@ -199,6 +200,25 @@ describe('streamed responses', () => {
     expect(frames.some((f) => f.event === 'response.completed')).toBe(false);
   });
 
+  test(`an upstream that goes quiet is ended after TEXT_STREAM_IDLE_MS=${IDLE_MS} with an error event; usage outcome failed`, async () => {
+    const requestId = `req-resp-idle-${nonce()}`;
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${openai.apiKey}`, 'content-type': 'application/json', 'x-request-id': requestId },
+      body: JSON.stringify({ model: MINI, input: `go quiet ${nonce()} [sim:hang]`, stream: true }),
+    });
+    const frames = await readSse(res);
+    expect(frames.map((f) => f.event)).toEqual(['response.created', 'error']);
+    expect(JSON.parse(frames[1]!.data)).toEqual({
+      type: 'error',
+      code: 'upstream_stream_broken',
+      message: expect.stringMatching(/sent nothing/),
+      param: null,
+      sequence_number: 1,
+    });
+    expect(await usageRowFor(gw.url, keyId, requestId)).toMatchObject({ outcome: 'failed', endpoint: 'responses' });
+  });
+
   test('a client that leaves after the first event: the upstream is aborted and the request recorded as aborted', async () => {
     const requestId = `req-resp-leave-${nonce()}`;
     const controller = new AbortController();
@@ -220,6 +240,11 @@ describe('streamed responses', () => {
     expect(frames.map((f) => f.event)).toEqual(['response.created']);
     const row = await usageRowFor(gw.url, keyId, requestId);
     expect(row).toMatchObject({ streamed: true, endpoint: 'responses', model: MINI, outcome: 'aborted' });
+    // Recorded as it was when the client left; a read asks its channel for how it is now.
+    const id = (JSON.parse(frames[0]!.data) as { response: { id: string } }).response.id;
+    expect(id).toMatch(GATEWAY_ID);
+    const now = await openai.responses.retrieve(id);
+    expect(now).toMatchObject({ id, model: MINI, status: 'completed' });
     const next = await openai.responses.create({ model: MINI, input: 'still serving' });
     expect(next.output_text).toBe('Echo: still serving');
   });
@@ -273,5 +298,25 @@ describe('billing and failover', () => {
     const next = await openai.responses.create({ model: MINI, input: 'and then', previous_response_id: first.id }, { headers: { 'x-request-id': requestId } });
     expect(next.previous_response_id).toBe(first.id);
     expect((await usageRowFor(gw.url, keyId, requestId)).channel).toBe('resp-backup');
+  });
+});
+
+describe('out of the box (no CHANNELS_FILE): the simulated openai-responses channel', () => {
+  let demo: Gateway;
+  beforeAll(async () => {
+    demo = await startGateway({ noWorker: true });
+  }, 120_000);
+  afterAll(async () => {
+    await demo?.stop();
+  }, 120_000);
+
+  test('serves the responses-only models, plain and streamed', async () => {
+    const client = new OpenAI({ apiKey: await demo.issueKey('demo'), baseURL: `${demo.url}/v1`, maxRetries: 0 });
+    const r = await client.responses.create({ model: 'o3-deep-research', input: 'out of the box' });
+    expect(r.output_text).toBe('Echo: out of the box');
+    expect(r.output[0]?.type).toBe('reasoning');
+    const types: string[] = [];
+    for await (const e of await client.responses.create({ model: 'gpt-5-pro', input: 'streamed', stream: true })) types.push(e.type);
+    expect(types.at(-1)).toBe('response.completed');
   });
 });

@@ -5,7 +5,7 @@
  * whole Response object; every other event is forwarded as it came, in order).
  */
 import { emptyUsage, stringFieldBytes, type StreamTap, type TextUsage } from '../usage';
-import { errorEvent, FINAL_EVENTS, responseEvent, responseObject, type ResponseObject, type ResponseUsage } from './schemas';
+import { FINAL_EVENTS, responseEvent, responseObject, type ResponseObject, type ResponseUsage } from './schemas';
 
 /** OpenAI's input_tokens include the cached ones (billed apart); reasoning tokens are output tokens. */
 export function toTextUsage(u: ResponseUsage): TextUsage {
@@ -70,7 +70,7 @@ export class ResponsesStreamTap implements StreamTap {
     if (type === 'error') {
       this.ended = true;
       this.errored = true;
-      return errorEvent.safeParse(safeJson(data)).success;
+      return true;
     }
     this.relayedOutputBytes += stringFieldBytes(data, ['delta']);
     return true;
