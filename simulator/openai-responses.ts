@@ -12,6 +12,7 @@ import type { Ctx, HeaderMap, ProtocolModule, Reply } from './server';
 import { type TextMarkers, textFaults } from './faults';
 import { sseReply } from './sse';
 import { openaiVideosModule } from './openai-videos';
+import { readOpenAiTextBody } from './openai-chat';
 import { pieces, tokensFor } from './anthropic-messages';
 import { responseId } from './job-ids';
 import { isDone, statusOf, terminalAt, type SimResponse } from './responses-store';
@@ -101,7 +102,6 @@ type InputItem = z.infer<typeof inputItem>;
 
 /** Models that think before they answer: their responses carry a reasoning item. */
 const REASONING_MODEL = /^(o\d|gpt-5|codex-|computer-use)/;
-const NOT_RESPONSES = /^(claude-|cm-|sora-|veo-)/;
 
 function hex(n: number): string {
   return (randomUUID() + randomUUID()).replace(/-/g, '').slice(0, n);
@@ -299,19 +299,6 @@ function streamReply(r: SimResponse, now: number, t: TextMarkers, slowMs: number
 // Routes
 // ---------------------------------------------------------------------------------------------
 
-function zodError(ctx: Ctx, error: z.ZodError, input: Record<string, unknown>): Reply {
-  const issue = error.issues[0];
-  if (!issue) return ctx.error(400, 'Invalid request.');
-  if (issue.code === 'unrecognized_keys') {
-    return ctx.error(400, `Unknown parameter: '${issue.keys[0] ?? ''}'.`, { param: issue.keys[0] ?? null, code: 'unknown_parameter' });
-  }
-  const param = issue.path.map(String).join('.');
-  if (issue.path.length === 1 && input[String(issue.path[0])] === undefined) {
-    return ctx.error(400, `Missing required parameter: '${param}'.`, { param, code: 'missing_required_parameter' });
-  }
-  return ctx.error(400, `Invalid '${param}': ${issue.message}.`, { param, code: 'invalid_value' });
-}
-
 function notFound(ctx: Ctx, id: string): Reply {
   return ctx.error(404, `Response with id '${id}' not found.`, { param: 'response_id', code: null });
 }
@@ -321,17 +308,9 @@ function json(body: unknown): Reply {
 }
 
 async function createResponse(ctx: Ctx): Promise<Reply> {
-  const raw = await ctx.body();
-  if (raw.kind !== 'json' || typeof raw.value !== 'object' || raw.value === null || Array.isArray(raw.value)) {
-    return ctx.error(400, 'The request body must be a JSON object.');
-  }
-  const input = raw.value as Record<string, unknown>;
-  const parsed = createSchema.safeParse(input);
-  if (!parsed.success) return zodError(ctx, parsed.error, input);
-  const body = parsed.data;
-  if (NOT_RESPONSES.test(body.model)) {
-    return ctx.error(404, `The model \`${body.model}\` does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
-  }
+  const read = await readOpenAiTextBody(ctx, createSchema);
+  if ('reply' in read) return read.reply;
+  const body = read.body;
   if (body.input === undefined && !body.previous_response_id) {
     return ctx.error(400, "Missing required parameter: 'input'.", { param: 'input', code: 'missing_required_parameter' });
   }

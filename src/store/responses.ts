@@ -26,16 +26,8 @@ export interface StoredResponse {
   response: Record<string, unknown> | null;
 }
 
-export interface NewStoredResponse {
-  id: string;
-  keyId: string;
-  model: string;
-  channel: string;
-  upstreamId: string | null;
-  background: boolean;
-  status: ResponseStatus;
-  response: Record<string, unknown> | null;
-}
+/** A new record: everything but its creation time, which the store sets. */
+export type NewStoredResponse = Omit<StoredResponse, 'createdAt'>;
 
 export interface ResponseUpdate {
   channel?: string;

@@ -12,7 +12,8 @@ import OpenAI from 'openai';
 import { DEFAULT_PRICES, textUsagePrice } from '../../src/billing/prices';
 import { balanceOf } from '../support/billing';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
-import { nonce, readSse, simPieces, simTokens, usageOf, usageRowFor, type SseFrame } from '../support/text';
+import { nonce, readSse, simPieces, simTokens, usageOf, usageRowFor } from '../support/text';
+import { messageEventTypes } from '../support/responses';
 
 let gw: Gateway;
 let keyId: string;
@@ -153,17 +154,7 @@ describe('streamed responses', () => {
     const events: OpenAI.Responses.ResponseStreamEvent[] = [];
     for await (const e of stream) events.push(e);
     const deltas = simPieces(text);
-    expect(events.map((e) => e.type)).toEqual([
-      'response.created',
-      'response.in_progress',
-      'response.output_item.added',
-      'response.content_part.added',
-      ...Array<string>(deltas).fill('response.output_text.delta'),
-      'response.output_text.done',
-      'response.content_part.done',
-      'response.output_item.done',
-      'response.completed',
-    ]);
+    expect(events.map((e) => e.type)).toEqual(messageEventTypes(deltas));
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
     const ids = new Set(events.flatMap((e) => ('response' in e ? [e.response.id] : [])));
     expect(ids.size).toBe(1);
@@ -221,27 +212,20 @@ describe('streamed responses', () => {
 
   test('a client that leaves after the first event: the upstream is aborted and the request recorded as aborted', async () => {
     const requestId = `req-resp-leave-${nonce()}`;
-    const controller = new AbortController();
-    const res = await fetch(`${gw.url}/v1/responses`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${openai.apiKey}`, 'content-type': 'application/json', 'x-request-id': requestId },
-      body: JSON.stringify({ model: MINI, input: `hold on ${nonce()} [sim:hang]`, stream: true }),
-      signal: controller.signal,
-    });
-    expect(res.status).toBe(200);
-    const frames: SseFrame[] = [];
-    await readSse(res, (f) => {
-      frames.push(f);
-      controller.abort();
-      return true;
-    }).catch((err: unknown) => {
-      if (!controller.signal.aborted) throw err;
-    });
-    expect(frames.map((f) => f.event)).toEqual(['response.created']);
+    const stream = await openai.responses.create(
+      { model: MINI, input: `hold on ${nonce()} [sim:hang]`, stream: true },
+      { headers: { 'x-request-id': requestId } },
+    );
+    const seen: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const e of stream) {
+      seen.push(e);
+      stream.controller.abort();
+    }
+    expect(seen.map((e) => e.type)).toEqual(['response.created']);
     const row = await usageRowFor(gw.url, keyId, requestId);
     expect(row).toMatchObject({ streamed: true, endpoint: 'responses', model: MINI, outcome: 'aborted' });
     // Recorded as it was when the client left; a read asks its channel for how it is now.
-    const id = (JSON.parse(frames[0]!.data) as { response: { id: string } }).response.id;
+    const id = (seen[0] as OpenAI.Responses.ResponseCreatedEvent).response.id;
     expect(id).toMatch(GATEWAY_ID);
     const now = await openai.responses.retrieve(id);
     expect(now).toMatchObject({ id, model: MINI, status: 'completed' });
