@@ -38,6 +38,8 @@ export interface TextCall {
   body: Record<string, unknown>;
   /** False when the route changed the body, so the client's bytes must not be forwarded as they are. */
   rawIsBody?: boolean;
+  /** Input tokens the provider adds from its own store (TextRequestShape.contextTokens). */
+  contextTokens?: number;
   stream: boolean;
   clientWantsUsage: boolean;
   passthroughHeaders: Record<string, string>;
@@ -69,7 +71,7 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
   const key = callerKey(ctx.state);
   // The client's bytes, unless the route changed the body.
   const raw = (call.rawIsBody === false ? undefined : ctx.state.rawBody) ?? Buffer.from(JSON.stringify(call.body));
-  const shape: TextRequestShape = { endpoint: call.endpoint, body: call.body, bodyBytes: raw.length };
+  const shape: TextRequestShape = { endpoint: call.endpoint, body: call.body, bodyBytes: raw.length, contextTokens: call.contextTokens };
   const ceiling = textCeiling(deps.prices, call.model, shape, deps.textLimits.defaultMaxTokens);
 
   const releaseStream = call.stream ? takeStreamSlot(deps.streams, key.id) : null;

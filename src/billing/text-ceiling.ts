@@ -35,6 +35,11 @@ export interface TextRequestShape {
   body: Record<string, unknown>;
   /** The size of the request body as received. */
   bodyBytes: number;
+  /**
+   * Input the provider adds from what it keeps (a Responses API request continuing an earlier
+   * response: that one's input and output become this one's input).
+   */
+  contextTokens?: number;
 }
 
 export interface TextCeiling {
@@ -91,7 +96,7 @@ function mediaTokens(block: unknown): number {
 export function inputTokenCeiling(shape: TextRequestShape): number {
   const media = requestMediaTokens(shape.body);
   const tools = Array.isArray(shape.body.tools) && shape.body.tools.length > 0 ? TEXT_CEILING.TOOLS_TOKENS : 0;
-  return shape.bodyBytes + TEXT_CEILING.FRAMING_TOKENS + tools + media;
+  return shape.bodyBytes + TEXT_CEILING.FRAMING_TOKENS + tools + media + (shape.contextTokens ?? 0);
 }
 
 /** Image and PDF-page tokens of the request's messages (the Responses API's input items). */
@@ -147,7 +152,7 @@ export function textCeiling(prices: PriceTable, model: string, shape: TextReques
  */
 export function estimateUsage(reported: TextUsage, relayedOutputBytes: number, shape: TextRequestShape): TextUsage {
   const reportedInput = reported.inputTokens + reported.cacheCreationTokens + reported.cacheReadTokens;
-  const estimatedInput = Math.ceil(shape.bodyBytes / TEXT_CEILING.INPUT_BYTES_PER_TOKEN) + requestMediaTokens(shape.body);
+  const estimatedInput = Math.ceil(shape.bodyBytes / TEXT_CEILING.INPUT_BYTES_PER_TOKEN) + requestMediaTokens(shape.body) + (shape.contextTokens ?? 0);
   return {
     ...reported,
     inputTokens: reportedInput > 0 ? reported.inputTokens : estimatedInput,

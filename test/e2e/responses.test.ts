@@ -303,4 +303,13 @@ describe('out of the box (no CHANNELS_FILE): the simulated openai-responses chan
     for await (const e of await client.responses.create({ model: 'gpt-5-pro', input: 'streamed', stream: true })) types.push(e.type);
     expect(types.at(-1)).toBe('response.completed');
   });
+
+  test('GET /v1/models names /v1/responses as where the responses models are called', async () => {
+    const client = new OpenAI({ apiKey: await demo.issueKey('demo-models'), baseURL: `${demo.url}/v1`, maxRetries: 0 });
+    const models = new Map<string, unknown>();
+    for await (const m of client.models.list()) models.set(m.id, (m as unknown as { endpoints: string[] }).endpoints);
+    expect(models.get('o3-pro')).toEqual(['/v1/responses']);
+    expect(models.get('gpt-4o-mini')).toEqual(['/v1/chat/completions', '/v1/responses']);
+    expect(models.get('cm-sonnet-4.5')).toEqual(['/v1/messages']);
+  });
 });

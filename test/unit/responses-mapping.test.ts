@@ -123,3 +123,8 @@ describe('the hold of a responses request', () => {
     );
   });
 });
+
+test('the hold of a continued response adds the conversation the provider replays', () => {
+  const shape = { endpoint: 'responses' as const, body: { input: 'x' }, bodyBytes: 1000 };
+  expect(inputTokenCeiling({ ...shape, contextTokens: 12_345 }) - inputTokenCeiling(shape)).toBe(12_345);
+});

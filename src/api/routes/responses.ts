@@ -8,7 +8,7 @@ import { UpstreamError } from '../../providers/http';
 import { responsesClient, type ResponsesClient } from '../../providers/openai-responses/client';
 import { toClientResponse } from '../../providers/openai-responses/mapping';
 import { protocolForRequest, responsesProtocol } from '../../providers/openai-responses/protocol';
-import { isTerminalStatus, responseStatus } from '../../providers/openai-responses/schemas';
+import { isTerminalStatus, responseStatus, responseUsage } from '../../providers/openai-responses/schemas';
 import type { BackgroundResponses } from '../../responses/background-port';
 import { newResponseId, type ResponseStore, type StoredResponse } from '../../store/responses';
 import { callerKey, type GatewayState } from '../context';
@@ -85,6 +85,16 @@ async function channelsForRequest(
   return { channels: pinned, previous };
 }
 
+/**
+ * What continuing `previous` adds to a request's input upstream: its input and output (the
+ * provider replays the conversation). Its usage when known; a bound from its size otherwise.
+ */
+function contextTokensOf(previous: StoredResponse): number {
+  const usage = responseUsage.safeParse(previous.response?.usage);
+  if (usage.success) return usage.data.input_tokens + usage.data.output_tokens;
+  return Buffer.byteLength(JSON.stringify(previous.response ?? {}));
+}
+
 async function create(ctx: Ctx, deps: ResponsesRouteDeps): Promise<void> {
   const body = parseOrThrow(responsesBody, ctx.request.body);
   if (body.input === undefined && !body.previous_response_id) {
@@ -122,6 +132,7 @@ async function create(ctx: Ctx, deps: ResponsesRouteDeps): Promise<void> {
     model: body.model,
     body: capped ? { ...body, max_output_tokens: deps.textLimits.defaultMaxTokens } : body,
     rawIsBody: false,
+    contextTokens: previous ? contextTokensOf(previous) : 0,
     stream: body.stream === true,
     clientWantsUsage: true,
     passthroughHeaders: {},
