@@ -152,7 +152,7 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     ctx.set(reply.headers);
     const elapsedNs = process.hrtime.bigint() - ctx.state.receivedAt;
     // OpenAI's own header: how long the answer took to begin (the whole answer, when not streamed).
-    if (call.endpoint === 'chat') ctx.set('openai-processing-ms', String(Math.round(Number(elapsedNs) / 1e6)));
+    if (call.endpoint !== 'messages') ctx.set('openai-processing-ms', String(Math.round(Number(elapsedNs) / 1e6)));
     metrics.textAdded.observe({ endpoint: call.endpoint, stream: String(call.stream) }, Number(elapsedNs - reply.upstreamNs) / 1e9);
     if (reply.body instanceof Readable) metrics.streamFirstByte.observe({ endpoint: call.endpoint }, Number(elapsedNs) / 1e9);
     ctx.body = reply.body;
