@@ -190,3 +190,59 @@ function base36(text: string): bigint {
   for (const ch of text) n = n * 36n + BigInt(parseInt(ch, 36));
   return n;
 }
+
+/**
+ * A Responses API response (`resp_` + 48 hex, OpenAI's shape): what its status timeline and its
+ * usage need, so a restarted simulator still answers a background response's polls with the
+ * same status and the same billable usage (its text, which the id cannot hold, is then generic).
+ */
+export interface ResponseFacts {
+  createdAt: number;
+  /** 0 for a foreground response (complete when answered). */
+  durationMs: number;
+  failed: boolean;
+  background: boolean;
+  reasoning: boolean;
+  /** `store: false` responses are not retrievable, by this process or a later one. */
+  stored: boolean;
+  inputTokens: number;
+  textTokens: number;
+  reasoningTokens: number;
+}
+
+const RESPONSE_BITS = [42, 2, 27, 1, 1, 1, 1, 20, 20, 16, 29] as const; // + 32 check = 192
+
+export function responseId(f: ResponseFacts): string {
+  const payload = pack([
+    [f.createdAt, 42],
+    [VERSION, 2],
+    [duration(f.durationMs), 27],
+    [f.failed ? 1 : 0, 1],
+    [f.background ? 1 : 0, 1],
+    [f.reasoning ? 1 : 0, 1],
+    [f.stored ? 1 : 0, 1],
+    [Math.min(f.inputTokens, 2 ** 20 - 1), 20],
+    [Math.min(f.textTokens, 2 ** 20 - 1), 20],
+    [Math.min(f.reasoningTokens, 2 ** 16 - 1), 16],
+    [random(29), 29],
+  ]);
+  return `resp_${withCheck('resp', payload).toString(16).padStart(48, '0')}`;
+}
+
+export function readResponseId(id: string): ResponseFacts | null {
+  const m = /^resp_([0-9a-f]{48})$/.exec(id);
+  const fields = m?.[1] ? unpack('resp', BigInt(`0x${m[1]}`), RESPONSE_BITS) : null;
+  if (!fields) return null;
+  const [createdAt, , durationMs, failed, background, reasoning, stored, inputTokens, textTokens, reasoningTokens] = fields;
+  return {
+    createdAt: createdAt ?? 0,
+    durationMs: durationMs ?? 0,
+    failed: failed === 1,
+    background: background === 1,
+    reasoning: reasoning === 1,
+    stored: stored === 1,
+    inputTokens: inputTokens ?? 0,
+    textTokens: textTokens ?? 0,
+    reasoningTokens: reasoningTokens ?? 0,
+  };
+}

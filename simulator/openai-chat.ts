@@ -192,20 +192,32 @@ function zodError(ctx: Ctx, error: z.ZodError, input: Record<string, unknown>): 
   return ctx.error(400, `Invalid '${param}': ${issue.message}.`, { param, code: 'invalid_value' });
 }
 
-const NOT_CHAT = /^(claude-|cm-|sora-|veo-)/;
+/** Models of the other providers: OpenAI's text APIs do not know them. */
+const NOT_OPENAI_TEXT = /^(claude-|cm-|sora-|veo-)/;
 
-async function createCompletion(ctx: Ctx): Promise<Reply> {
+/**
+ * A JSON create body checked against `schema` (OpenAI's wording for its first problem), with an
+ * OpenAI text model: the body, or the error reply. Shared with the Responses module.
+ */
+export async function readOpenAiTextBody<T extends { model: string }>(ctx: Ctx, schema: z.ZodType<T>): Promise<{ body: T } | { reply: Reply }> {
   const raw = await ctx.body();
   if (raw.kind !== 'json' || typeof raw.value !== 'object' || raw.value === null || Array.isArray(raw.value)) {
-    return ctx.error(400, 'The request body must be a JSON object.');
+    return { reply: ctx.error(400, 'The request body must be a JSON object.') };
   }
   const input = raw.value as Record<string, unknown>;
-  const parsed = chatSchema.safeParse(input);
-  if (!parsed.success) return zodError(ctx, parsed.error, input);
-  const body = parsed.data;
-  if (NOT_CHAT.test(body.model)) {
-    return ctx.error(404, `The model \`${body.model}\` does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) return { reply: zodError(ctx, parsed.error, input) };
+  const model = parsed.data.model;
+  if (NOT_OPENAI_TEXT.test(model)) {
+    return { reply: ctx.error(404, `The model \`${model}\` does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' }) };
   }
+  return { body: parsed.data };
+}
+
+async function createCompletion(ctx: Ctx): Promise<Reply> {
+  const read = await readOpenAiTextBody(ctx, chatSchema);
+  if ('reply' in read) return read.reply;
+  const body = read.body;
   const prompt = lastUserText(body.messages);
   const { markers, t, fault } = textFaults(ctx, prompt);
   if (fault) return fault;

@@ -18,6 +18,8 @@ import { openaiVideosModule } from './openai-videos';
 import { geminiVeoModule, veoBlobModule } from './gemini-veo';
 import { anthropicMessagesModule } from './anthropic-messages';
 import { openaiChatModule } from './openai-chat';
+import { openaiResponsesModule } from './openai-responses';
+import { ResponseStore } from './responses-store';
 import { TEXT_PROVIDERS, VIDEO_PROVIDERS, type ProviderType } from '../src/providers/registry';
 
 export interface SimulatorOptions {
@@ -155,6 +157,8 @@ export interface ResolvedOptions {
 export interface SimState {
   readonly options: ResolvedOptions;
   readonly jobs: JobStore;
+  /** Responses API responses (openai-responses.ts). */
+  readonly responses: ResponseStore;
   readonly attempts: AttemptCounters;
   readonly stats: Stats;
   /** Short HMAC of `value` under a fixed key (signed blob URLs, valid across restarts). */
@@ -288,6 +292,7 @@ function introspectionModule(idem: IdempotencyStore): ProtocolModule {
         path: /^\/_sim\/reset$/,
         handle: (ctx) => {
           ctx.sim.jobs.clear(ctx.now);
+          ctx.sim.responses.clear(ctx.now);
           ctx.sim.attempts.reset();
           ctx.sim.stats.reset();
           idem.clear();
@@ -355,6 +360,7 @@ function protocolModules(): ProtocolModule[] {
     'openai-videos': [openaiVideosModule],
     'anthropic-native': [anthropicMessagesModule],
     'openai-compatible': [openaiChatModule],
+    'openai-responses': [openaiResponsesModule],
   };
   return [...VIDEO_PROVIDERS, ...TEXT_PROVIDERS].flatMap((p) => byProvider[p.type]);
 }
@@ -587,6 +593,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<RunningSim
       job: (id) => firstOf(upstream, (m) => m.recoverJob?.(id)),
       character: (id) => firstOf(upstream, (m) => m.recoverCharacter?.(id)),
     }),
+    responses: new ResponseStore(),
     attempts: new AttemptCounters(),
     stats: new Stats(),
     sign: (value) => createHmac('sha256', secret).update(value).digest('base64url').slice(0, 32),

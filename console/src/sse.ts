@@ -47,7 +47,7 @@ function parseFrame(text: string): SseEvent | null {
   return data.length ? { event, data: data.join('\n') } : null;
 }
 
-/** The text a messages or chat-completions stream event adds, or an error it reports. */
+/** The text a messages, chat-completions or responses stream event adds, or an error it reports. */
 export function textOf(event: SseEvent): { text?: string; error?: string; done?: boolean } {
   if (event.data === '[DONE]') return { done: true };
   let body: unknown;
@@ -59,11 +59,17 @@ export function textOf(event: SseEvent): { text?: string; error?: string; done?:
   if (typeof body !== 'object' || body === null) return {};
   const b = body as {
     type?: string;
-    delta?: { type?: string; text?: string };
+    delta?: { type?: string; text?: string } | string;
     choices?: { delta?: { content?: string | null } }[];
     error?: { message?: string };
+    message?: string;
   };
   if (b.error) return { error: b.error.message ?? 'the stream ended with an error' };
+  // The Responses API: text deltas, its final events, and its own error event.
+  if (b.type === 'response.output_text.delta' && typeof b.delta === 'string') return { text: b.delta };
+  if (b.type === 'response.completed' || b.type === 'response.incomplete') return { done: true };
+  if (b.type === 'error' || b.type === 'response.failed') return { error: b.message ?? 'the response failed' };
+  if (typeof b.delta === 'string') return {};
   if (b.type === 'content_block_delta' && b.delta?.type === 'text_delta') return { text: b.delta.text ?? '' };
   if (b.type === 'message_stop') return { done: true };
   const content = b.choices?.[0]?.delta?.content;

@@ -37,6 +37,9 @@ import { fileRoutes } from './routes/files';
 import { videoRoutes } from './routes/video-tasks';
 import { videosRoutes } from './routes/video-objects';
 import { chatCompletionsRoutes } from './routes/chat-completions';
+import { responsesRoutes } from './routes/responses';
+import { ResponseStore } from '../store/responses';
+import type { BackgroundResponses } from '../responses/background-port';
 import { characterRoutes } from './routes/characters';
 import { messagesRoutes } from './routes/messages';
 import { metricsRoutes } from './routes/metrics';
@@ -78,6 +81,10 @@ export interface ApiDeps {
   consoleSessions?: ConsoleSessions;
   /** The built console (dist/console); absent or missing = /console answers 503 with how to build it. */
   consoleDir?: string;
+  /** The Responses API's records; absent = a store over `db`. */
+  responses?: ResponseStore;
+  /** Runs `background: true` responses; absent = POST /v1/responses refuses them (400). */
+  backgroundResponses?: BackgroundResponses;
 }
 
 /** Paths whose errors take Anthropic's shape even when no route answered them (a malformed query string). */
@@ -165,6 +172,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   v1.use(videoRoutes(deps).routes());
   v1.use(videosRoutes(deps).routes());
   v1.use(chatCompletionsRoutes(deps).routes());
+  v1.use(responsesRoutes({ ...deps, responses: deps.responses ?? new ResponseStore(deps.db) }).routes());
   // Last: every router in front of chat completions is one more path match per text request.
   v1.use(billingRoutes(deps).routes());
   app.use(v1.routes());

@@ -37,6 +37,7 @@ import { createApp } from './app';
 import { createHealthProbe } from './health';
 import { startTracing, type ProcessTracing } from '../telemetry/tracing';
 import { PerKeySlots } from '../limits/per-key-slots';
+import { ResponseStore } from '../store/responses';
 
 /** Started tasks are told to the store at most this far apart (one statement per batch). */
 const START_CONFIRMATION_FLUSH_MS = 1000;
@@ -147,6 +148,7 @@ export async function startApiServer(opts: {
     }),
     requestSpans: traced?.http.requestSpans(),
     consoleSessions,
+    responses: new ResponseStore(db),
     // Built beside the compiled code: dist/src/api/server.js -> dist/console.
     consoleDir: path.resolve(__dirname, '..', '..', 'console'),
   });

@@ -33,14 +33,21 @@ export interface TextCall {
   protocol: TextProtocol;
   /** textChannelsFor(protocol, model), which the route already looked up to refuse a model no channel serves. */
   channels: readonly TextChannel[];
-  endpoint: 'messages' | 'chat';
+  endpoint: 'messages' | 'chat' | 'responses';
   model: string;
   body: Record<string, unknown>;
   /** False when the route changed the body, so the client's bytes must not be forwarded as they are. */
   rawIsBody?: boolean;
+  /** Input tokens the provider adds from its own store (TextRequestShape.contextTokens). */
+  contextTokens?: number;
   stream: boolean;
   clientWantsUsage: boolean;
   passthroughHeaders: Record<string, string>;
+  /**
+   * The answer came to its end on `channel` (before it is billed and before the client's answer
+   * ends): the Responses API records the response here. A failure is logged, never the client's.
+   */
+  onAnswer?(channel: TextChannel): Promise<void>;
 }
 
 /** Seconds a client refused for too many text requests in flight waits before trying again. */
@@ -64,7 +71,7 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
   const key = callerKey(ctx.state);
   // The client's bytes, unless the route changed the body.
   const raw = (call.rawIsBody === false ? undefined : ctx.state.rawBody) ?? Buffer.from(JSON.stringify(call.body));
-  const shape: TextRequestShape = { endpoint: call.endpoint, body: call.body, bodyBytes: raw.length };
+  const shape: TextRequestShape = { endpoint: call.endpoint, body: call.body, bodyBytes: raw.length, contextTokens: call.contextTokens };
   const ceiling = textCeiling(deps.prices, call.model, shape, deps.textLimits.defaultMaxTokens);
 
   const releaseStream = call.stream ? takeStreamSlot(deps.streams, key.id) : null;
@@ -134,7 +141,7 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
         passthroughHeaders: call.passthroughHeaders,
         signal: abort.signal,
         log: ctx.state.log,
-        onUsage: settle,
+        onUsage: call.onAnswer ? (channel, report) => answered(call, channel, ctx).then(() => settle(channel, report)) : settle,
       },
       deps.channelHealth,
       deps.textLimits,
@@ -145,7 +152,7 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     ctx.set(reply.headers);
     const elapsedNs = process.hrtime.bigint() - ctx.state.receivedAt;
     // OpenAI's own header: how long the answer took to begin (the whole answer, when not streamed).
-    if (call.endpoint === 'chat') ctx.set('openai-processing-ms', String(Math.round(Number(elapsedNs) / 1e6)));
+    if (call.endpoint !== 'messages') ctx.set('openai-processing-ms', String(Math.round(Number(elapsedNs) / 1e6)));
     metrics.textAdded.observe({ endpoint: call.endpoint, stream: String(call.stream) }, Number(elapsedNs - reply.upstreamNs) / 1e9);
     if (reply.body instanceof Readable) metrics.streamFirstByte.observe({ endpoint: call.endpoint }, Number(elapsedNs) / 1e9);
     ctx.body = reply.body;
@@ -154,6 +161,15 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     if (!(err instanceof ClientGoneError)) throw err;
     ctx.state.log.info('client left before the upstream answered');
     ctx.respond = false;
+  }
+}
+
+/** Runs the call's onAnswer hook; what it fails at is logged and does not keep the answer from being billed. */
+async function answered(call: TextCall, channel: TextChannel, ctx: ParameterizedContext<GatewayState>): Promise<void> {
+  try {
+    await call.onAnswer?.(channel);
+  } catch (err) {
+    ctx.state.log.warn({ err: (err as Error).message, channel: channel.name }, 'recording the answer failed');
   }
 }
 

@@ -105,6 +105,16 @@ export const DEFAULT_PRICES: PriceTable = {
     // The 4.1 family discounts cached input to a quarter, not a half.
     'gpt-4.1-mini': openai(400_000, 1_600_000, 100_000), // $0.40 / $1.60
     'gpt-4.1': openai(2_000_000, 8_000_000, 500_000), // $2 / $8
+    // The responses-only models (POST /v1/responses); reasoning tokens are billed as output.
+    // Those without a cached-input price bill cached input at the full input price.
+    'o1-pro': openai(150_000_000, 600_000_000, 150_000_000), // $150 / $600
+    'o3-pro': openai(20_000_000, 80_000_000, 20_000_000), // $20 / $80
+    'o3-deep-research': openai(10_000_000, 40_000_000, 2_500_000), // $10 / $40
+    'o4-mini-deep-research': openai(2_000_000, 8_000_000, 500_000), // $2 / $8
+    'gpt-5-pro': openai(15_000_000, 120_000_000, 15_000_000), // $15 / $120
+    'gpt-5-codex': openai(1_250_000, 10_000_000, 125_000), // $1.25 / $10
+    'codex-mini-latest': openai(1_500_000, 6_000_000, 375_000), // $1.50 / $6
+    'computer-use-preview': openai(3_000_000, 12_000_000, 3_000_000), // $3 / $12
   },
   // gpt-4o's: a mid-range price for whatever model an OpenAI-compatible channel serves.
   textDefault: openai(2_500_000, 10_000_000, 1_250_000),

@@ -31,10 +31,15 @@ export const TEXT_CEILING = {
 } as const;
 
 export interface TextRequestShape {
-  endpoint: 'messages' | 'chat';
+  endpoint: 'messages' | 'chat' | 'responses';
   body: Record<string, unknown>;
   /** The size of the request body as received. */
   bodyBytes: number;
+  /**
+   * Input the provider adds from what it keeps (a Responses API request continuing an earlier
+   * response: that one's input and output become this one's input).
+   */
+  contextTokens?: number;
 }
 
 export interface TextCeiling {
@@ -76,6 +81,11 @@ function mediaTokens(block: unknown): number {
       const data = typeof file.file_data === 'string' ? file.file_data.replace(/^data:[^,]*,/, '') : null;
       return (data ? pdfPages(data) : TEXT_CEILING.PDF_URL_PAGES) * TEXT_CEILING.PDF_PAGE_TOKENS;
     }
+    case 'input_file': {
+      // The Responses API's file part: file_data is a data URL, or a file id / URL to be fetched.
+      const data = typeof block.file_data === 'string' ? block.file_data.replace(/^data:[^,]*,/, '') : null;
+      return (data ? pdfPages(data) : TEXT_CEILING.PDF_URL_PAGES) * TEXT_CEILING.PDF_PAGE_TOKENS;
+    }
     case 'tool_result':
       return Array.isArray(block.content) ? block.content.reduce<number>((n, b) => n + mediaTokens(b), 0) : 0;
     default:
@@ -86,13 +96,13 @@ function mediaTokens(block: unknown): number {
 export function inputTokenCeiling(shape: TextRequestShape): number {
   const media = requestMediaTokens(shape.body);
   const tools = Array.isArray(shape.body.tools) && shape.body.tools.length > 0 ? TEXT_CEILING.TOOLS_TOKENS : 0;
-  return shape.bodyBytes + TEXT_CEILING.FRAMING_TOKENS + tools + media;
+  return shape.bodyBytes + TEXT_CEILING.FRAMING_TOKENS + tools + media + (shape.contextTokens ?? 0);
 }
 
-/** Image and PDF-page tokens of the request's messages. */
+/** Image and PDF-page tokens of the request's messages (the Responses API's input items). */
 function requestMediaTokens(body: Json): number {
   let media = 0;
-  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const messages = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [];
   for (const m of messages) {
     if (isObject(m) && Array.isArray(m.content)) for (const block of m.content) media += mediaTokens(block);
   }
@@ -103,6 +113,7 @@ function requestMediaTokens(body: Json): number {
 export function outputTokenCeiling(shape: TextRequestShape, defaultCap: number): number {
   const n = positiveInt(shape.body.n) ?? 1;
   if (shape.endpoint === 'messages') return (positiveInt(shape.body.max_tokens) ?? defaultCap) * n;
+  if (shape.endpoint === 'responses') return positiveInt(shape.body.max_output_tokens) ?? defaultCap;
   const named = [positiveInt(shape.body.max_completion_tokens), positiveInt(shape.body.max_tokens)].filter((v): v is number => v !== undefined);
   return (named.length > 0 ? Math.max(...named) : defaultCap) * n;
 }
@@ -110,6 +121,11 @@ export function outputTokenCeiling(shape: TextRequestShape, defaultCap: number):
 /** Whether a chat request names no output limit (the gateway then sends `defaultCap` upstream). */
 export function needsOutputCap(body: Json): boolean {
   return positiveInt(body.max_completion_tokens) === undefined && positiveInt(body.max_tokens) === undefined;
+}
+
+/** The same for a Responses API request, whose limit is max_output_tokens (reasoning tokens included). */
+export function needsResponsesOutputCap(body: Json): boolean {
+  return positiveInt(body.max_output_tokens) === undefined;
 }
 
 export function textCeiling(prices: PriceTable, model: string, shape: TextRequestShape, defaultCap: number): TextCeiling {
@@ -136,7 +152,7 @@ export function textCeiling(prices: PriceTable, model: string, shape: TextReques
  */
 export function estimateUsage(reported: TextUsage, relayedOutputBytes: number, shape: TextRequestShape): TextUsage {
   const reportedInput = reported.inputTokens + reported.cacheCreationTokens + reported.cacheReadTokens;
-  const estimatedInput = Math.ceil(shape.bodyBytes / TEXT_CEILING.INPUT_BYTES_PER_TOKEN) + requestMediaTokens(shape.body);
+  const estimatedInput = Math.ceil(shape.bodyBytes / TEXT_CEILING.INPUT_BYTES_PER_TOKEN) + requestMediaTokens(shape.body) + (shape.contextTokens ?? 0);
   return {
     ...reported,
     inputTokens: reportedInput > 0 ? reported.inputTokens : estimatedInput,

@@ -29,7 +29,7 @@ export interface TextHoldRequest {
   keyId: string;
   requestId: string;
   model: string;
-  endpoint: 'messages' | 'chat';
+  endpoint: 'messages' | 'chat' | 'responses';
   streamed: boolean;
   /** Credits: the request's worst-case price. */
   amount: number;

@@ -15,7 +15,7 @@ export interface UsageRecord extends TextUsage {
   keyId: string;
   model: string;
   channel: string;
-  endpoint: 'messages' | 'chat';
+  endpoint: 'messages' | 'chat' | 'responses';
   streamed: boolean;
   outcome: UsageOutcome;
 }

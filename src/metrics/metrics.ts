@@ -124,7 +124,7 @@ export const metrics = {
 };
 
 /** The text endpoint a latency belongs to. */
-export type TextEndpoint = 'messages' | 'chat';
+export type TextEndpoint = 'messages' | 'chat' | 'responses';
 
 /** Seconds since a process.hrtime.bigint() reading. */
 export function secondsSince(start: bigint): number {

@@ -56,21 +56,28 @@ export function reportUpstreamFailuresTo(sink: FailureSink | null): void {
   failureSink = sink;
 }
 
-export async function upstreamFetch(what: string, url: string, init: RequestInit, timeoutMs: number, channel: string): Promise<Response> {
+export async function upstreamFetch(
+  what: string,
+  url: string,
+  init: RequestInit,
+  timeoutMs: number,
+  channel: string,
+  kind: 'video' | 'text' = 'video',
+): Promise<Response> {
   // With tracing on, a client span from the request to its response headers (the body is the caller's).
-  const span = startUpstreamSpan({ kind: 'video', channel, method: init.method ?? 'GET', url, operation: what });
+  const span = startUpstreamSpan({ kind, channel, method: init.method ?? 'GET', url, operation: what });
   let res: Response;
   try {
     res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    metrics.upstreamRequests.inc({ channel, kind: 'video', status: upstreamStatusLabel(null) });
+    metrics.upstreamRequests.inc({ channel, kind, status: upstreamStatusLabel(null) });
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     span?.end({ error: cause });
     const message = `${what}: connection failed (${cause})`;
     failureSink?.(channel, true, message);
     throw new UpstreamError(message, 'retryable', undefined, undefined, cause);
   }
-  metrics.upstreamRequests.inc({ channel, kind: 'video', status: String(res.status) });
+  metrics.upstreamRequests.inc({ channel, kind, status: String(res.status) });
   span?.end({ status: res.status });
   if (res.ok || (res.status >= 300 && res.status < 400 && init.redirect === 'manual')) return res;
   const text = await res.text().catch(() => '');

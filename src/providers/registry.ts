@@ -8,12 +8,13 @@ import type { VideoChannel } from '../config/channels';
 import { anthropicNative } from './anthropic/provider';
 import { geminiVeo } from './gemini-veo/provider';
 import { openAiCompatible } from './openai-compatible/provider';
+import { openAiResponses } from './openai-responses/provider';
 import { openAiVideos } from './openai-videos/provider';
 import type { UpstreamTimeouts, VideoProvider } from './provider';
 import type { VideoUpstream } from './video-upstream';
 
 export const VIDEO_PROVIDERS = [geminiVeo, openAiVideos] as const;
-export const TEXT_PROVIDERS = [anthropicNative, openAiCompatible] as const;
+export const TEXT_PROVIDERS = [anthropicNative, openAiCompatible, openAiResponses] as const;
 
 export type VideoChannelType = (typeof VIDEO_PROVIDERS)[number]['type'];
 export type TextChannelType = (typeof TEXT_PROVIDERS)[number]['type'];

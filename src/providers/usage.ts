@@ -16,8 +16,11 @@ export const emptyUsage = (): TextUsage => ({ inputTokens: 0, outputTokens: 0, c
 
 /** What a streamed answer has told the gateway so far. */
 export interface StreamTap {
-  /** Feeds one event; returns false when the event must not be forwarded to the client. */
-  onEvent(name: string | null, data: string): boolean;
+  /**
+   * Feeds one event; returns false when the event must not be forwarded to the client, or (with
+   * dropsEvents) the encoded event to forward in its place.
+   */
+  onEvent(name: string | null, data: string): boolean | string;
   /** Whether onEvent may return false (then the stream is forwarded event by event, not as raw chunks). */
   readonly dropsEvents: boolean;
   readonly usage: TextUsage;

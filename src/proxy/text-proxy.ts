@@ -23,6 +23,8 @@ export interface TextProtocol {
   tap(clientWantsUsage: boolean): StreamTap;
   isErrorBody(body: unknown): boolean;
   errorBody(status: number, message: string): unknown;
+  /** A non-streamed 2xx answer as the client gets it, when it differs from the upstream's (the Responses API's ids). */
+  mapAnswer?(text: Buffer): Buffer;
 }
 
 export interface ProxyRequest {
@@ -220,7 +222,9 @@ export function relay(
     armIdle();
     if (tap.dropsEvents) {
       splitter.push(chunk, (e) => {
-        if (tap.onEvent(e.name, e.data)) write(`${e.raw}\n\n`);
+        const forward = tap.onEvent(e.name, e.data);
+        if (typeof forward === 'string') write(forward);
+        else if (forward) write(`${e.raw}\n\n`);
       });
     } else {
       write(chunk);
@@ -332,6 +336,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
         continue;
       }
       health.succeeded(channel.name);
+      if (protocol.mapAnswer) text = protocol.mapAnswer(text);
       const usage = protocol.usageOfBody(parseJson(text));
       if (!usage) req.log.warn({ channel: channel.name }, 'upstream answer carried no usage');
       await req.onUsage(channel, {

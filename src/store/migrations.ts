@@ -227,6 +227,28 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       'create index channel_errors_by_channel on channel_errors (channel, id)',
     ],
   },
+  {
+    id: 14,
+    name: 'responses of the Responses API (POST /v1/responses)',
+    // The gateway issues its own response ids: a client never sees the upstream's, so a response
+    // stays its owner's (read by key) and pinned to the channel that holds it upstream.
+    sql: [
+      `create table responses (
+        id text primary key,
+        key_id text not null references api_keys (id),
+        model text not null,
+        channel text not null,
+        upstream_id text,
+        background boolean not null,
+        status text not null check (status in ('queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete')),
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        deleted boolean not null default false,
+        response jsonb
+      )`,
+      'create index responses_by_key_created on responses (key_id, created_at)',
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

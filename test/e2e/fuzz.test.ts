@@ -120,6 +120,8 @@ test('the suite covers every endpoint', () => {
     'GET /v1/videos/{task}/content',
     'POST /v1/videos/{task}/remix',
     'POST /v1/chat/completions',
+    'POST /v1/responses',
+    'GET /v1/responses/resp_nobody',
     'GET /v1/billing',
     'GET /v1/billing/ledger',
     'GET /v1/billing/spend',

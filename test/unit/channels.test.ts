@@ -22,6 +22,7 @@ import { ConfigError, loadConfig } from '../../src/config/env';
 import { seededRandom } from '../support/seeded-random';
 import { DEFAULT_VEO_MODELS } from '../../src/providers/gemini-veo/provider';
 import { DEFAULT_MOTION_MODELS } from '../../src/providers/openai-videos/provider';
+import { RESPONSES_ONLY_MODELS } from '../../src/catalog/text-models';
 
 type Env = Record<string, string>;
 
@@ -432,18 +433,29 @@ describe('text channels: the simulator', () => {
       weight: 1,
       simulated: true,
     },
+    {
+      name: 'sim-openai-responses',
+      type: 'openai-responses',
+      baseUrl: `${url}/v1`,
+      apiKey: SIMULATOR_API_KEY,
+      models: Object.fromEntries([...RESPONSES_ONLY_MODELS, 'gpt-4o-mini', 'gpt-4o', 'gpt-4.1-mini', 'gpt-4.1'].map((m) => [m, m])),
+      priority: 0,
+      weight: 1,
+      simulated: true,
+    },
   ];
 
-  test('no credentials: loadChannels is the two video and the two text simulator channels, in that order', () => {
+  test('no credentials: loadChannels is the two video and the three text simulator channels, in that order', () => {
     expect(allChannels({ SIMULATOR_URL: 'http://sim.test:9999/' }).map((c) => [c.name, c.type, c.simulated])).toEqual([
       ['sim-veo', 'gemini-veo', true],
       ['sim-openai-videos', 'openai-videos', true],
       ['sim-anthropic', 'anthropic-native', true],
       ['sim-openai-chat', 'openai-compatible', true],
+      ['sim-openai-responses', 'openai-responses', true],
     ]);
   });
 
-  test('loadTextChannels: sim-anthropic on the simulator URL, sim-openai-chat on its /v1, identity model maps', () => {
+  test('loadTextChannels: sim-anthropic on the simulator URL, sim-openai-chat and sim-openai-responses on its /v1, identity model maps', () => {
     expect(textChannels({ SIMULATOR_URL: 'http://sim.test:9999/' })).toEqual(simText('http://sim.test:9999'));
     expect(textChannels({ SIMULATOR_PORT: '9123' })).toEqual(simText('http://127.0.0.1:9123'));
   });
@@ -458,7 +470,8 @@ describe('text channels: the simulator', () => {
     const list = textChannels({});
     expect(channelsFor(list, 'cm-sonnet-4.5').map((c) => c.name)).toEqual(['sim-anthropic']);
     expect(channelsFor(list, 'cm-opus-4-5-20251101').map((c) => c.models['cm-opus-4-5-20251101'])).toEqual(['cm-opus-4-5-20251101']);
-    expect(channelsFor(list, 'gpt-4.1-mini').map((c) => c.name)).toEqual(['sim-openai-chat']);
+    expect(channelsFor(list, 'gpt-4.1-mini').map((c) => c.name)).toEqual(['sim-openai-chat', 'sim-openai-responses']);
+    expect(channelsFor(list, 'o3-pro').map((c) => c.name)).toEqual(['sim-openai-responses']);
     expect(channelsFor(list, 'vidgen3')).toEqual([]);
     expect(channelsFor(list, 'gpt-5')).toEqual([]);
   });
@@ -495,8 +508,19 @@ describe('text channels: env shortcuts', () => {
     ]);
   });
 
-  test('OPENAI_API_KEY: one openai-compatible channel on api.openai.com/v1 with the four default models', () => {
-    expect(textChannels({ OPENAI_API_KEY: 'o-key' })).toEqual([
+  test('OPENAI_API_KEY: an openai-compatible channel on api.openai.com/v1 with the four default models, and an openai-responses one with the responses-only models too', () => {
+    const list = textChannels({ OPENAI_API_KEY: 'o-key' });
+    expect(list[1]).toEqual({
+      name: 'openai-responses',
+      type: 'openai-responses',
+      baseUrl: 'https://api.openai.com/v1',
+      apiKey: 'o-key',
+      models: Object.fromEntries([...RESPONSES_ONLY_MODELS, 'gpt-4o-mini', 'gpt-4o', 'gpt-4.1-mini', 'gpt-4.1'].map((m) => [m, m])),
+      priority: 0,
+      weight: 1,
+      simulated: false,
+    });
+    expect(list.slice(0, 1)).toEqual([
       {
         name: 'openai',
         type: 'openai-compatible',
@@ -525,6 +549,7 @@ describe('text channels: env shortcuts', () => {
     expect(list.map((c) => [c.name, c.type, c.simulated])).toEqual([
       ['anthropic', 'anthropic-native', false],
       ['openai', 'openai-compatible', false],
+      ['openai-responses', 'openai-responses', false],
     ]);
   });
 
@@ -544,13 +569,17 @@ describe('text channels: env shortcuts', () => {
 
   test('video and text shortcuts together: video ones first, each list filtered by kind', () => {
     const env = { GEMINI_API_KEY: 'g', OPENAI_API_KEY: 'o' };
-    expect(allChannels(env).map((c) => c.name)).toEqual(['gemini', 'openai']);
+    expect(allChannels(env).map((c) => c.name)).toEqual(['gemini', 'openai', 'openai-responses']);
     expect(channels(env).map((c) => c.name)).toEqual(['gemini']);
-    expect(textChannels(env).map((c) => c.name)).toEqual(['openai']);
+    expect(textChannels(env).map((c) => c.name)).toEqual(['openai', 'openai-responses']);
   });
 
   test('empty text credentials count as unset', () => {
-    expect(textChannels({ ANTHROPIC_API_KEY: '  ', OPENAI_API_KEY: '' }).map((c) => c.name)).toEqual(['sim-anthropic', 'sim-openai-chat']);
+    expect(textChannels({ ANTHROPIC_API_KEY: '  ', OPENAI_API_KEY: '' }).map((c) => c.name)).toEqual([
+      'sim-anthropic',
+      'sim-openai-chat',
+      'sim-openai-responses',
+    ]);
   });
 });
 

@@ -62,3 +62,13 @@ test('the text of messages and chat-completions events, their ends and their err
   expect(textOf({ event: 'message', data: '[DONE]' })).toEqual({ done: true });
   expect(textOf({ event: 'message', data: 'not json' })).toEqual({});
 });
+
+test('textOf: the Responses API stream', () => {
+  expect(textOf({ event: 'response.output_text.delta', data: '{"type":"response.output_text.delta","sequence_number":4,"delta":"Hi"}' })).toEqual({
+    text: 'Hi',
+  });
+  expect(textOf({ event: 'response.created', data: '{"type":"response.created","sequence_number":0,"response":{"id":"resp_1"}}' })).toEqual({});
+  expect(textOf({ event: 'response.reasoning_summary_text.delta', data: '{"type":"response.reasoning_summary_text.delta","delta":"hmm"}' })).toEqual({});
+  expect(textOf({ event: 'response.completed', data: '{"type":"response.completed","response":{}}' })).toEqual({ done: true });
+  expect(textOf({ event: 'error', data: '{"type":"error","code":"upstream_stream_broken","message":"gone quiet"}' })).toEqual({ error: 'gone quiet' });
+});

@@ -1,6 +1,7 @@
 /**
  * A chat playground that streams: cm models through POST /v1/messages, the other text models
- * through POST /v1/chat/completions, both with stream:true, read with fetch + ReadableStream
+ * through POST /v1/chat/completions, and the models served only by the Responses API through
+ * POST /v1/responses, all with stream:true, read with fetch + ReadableStream
  * (sse.ts) so the answer grows on the page as its events arrive.
  */
 import { useRef, useState } from 'preact/hooks';
@@ -16,6 +17,12 @@ interface Turn {
 }
 
 const TEXT_OWNERS = new Set(['cm', 'openai-compatible']);
+
+/** Where a text model is called: its first listed endpoint (chat completions before responses). */
+function endpointOf(model: ModelEntry): string {
+  if (model.owned_by === 'cm') return '/v1/messages';
+  return model.endpoints?.[0] ?? '/v1/chat/completions';
+}
 
 export function Playground() {
   const models = useLoad((signal) => api<List<ModelEntry>>('/v1/models', { signal }), []);
@@ -39,12 +46,16 @@ export function Playground() {
     setStreaming(true);
     const controller = new AbortController();
     abort.current = controller;
-    const native = model.owned_by === 'cm';
+    const path = endpointOf(model);
     let answer = '';
     try {
-      const res = await send(native ? '/v1/messages' : '/v1/chat/completions', {
-        // The same body suits both formats for plain text turns.
-        json: { model: model.id, max_tokens: maxTokens, stream: true, messages: history },
+      const res = await send(path, {
+        // The same body suits messages and chat completions for plain text turns; the Responses
+        // API takes the turns as its input items, and at least 16 output tokens.
+        json:
+          path === '/v1/responses'
+            ? { model: model.id, max_output_tokens: Math.max(16, maxTokens), stream: true, input: history }
+            : { model: model.id, max_tokens: maxTokens, stream: true, messages: history },
         signal: controller.signal,
       });
       if (!res.ok || !res.body) throw await errorOf(res);
@@ -75,7 +86,7 @@ export function Playground() {
             <select id="chat-model" value={model?.id ?? ''} onChange={(e) => setModelId(e.currentTarget.value)}>
               {textModels.map((m) => (
                 <option key={m.id} value={m.id}>
-                  {m.id} ({m.owned_by === 'cm' ? '/v1/messages' : '/v1/chat/completions'})
+                  {m.id} ({endpointOf(m)})
                 </option>
               ))}
             </select>

@@ -6,7 +6,15 @@ import { healthReport, liveness, readiness } from './response-schemas/health';
 import { videoTask, videoTaskCreated } from './response-schemas/video-tasks';
 import { videoContent, videoDeleted, videoList, videoObjectCreated, videoObjectStatus, videoRemix } from './response-schemas/video-objects';
 import { character } from './response-schemas/characters';
-import { anthropicMessage, chatCompletionChunk, chatCompletionObject, tokenCount } from './response-schemas/text';
+import {
+  anthropicMessage,
+  chatCompletionChunk,
+  chatCompletionObject,
+  responseDeleted,
+  responseObject,
+  responseStreamEvent,
+  tokenCount,
+} from './response-schemas/text';
 import { model, modelList } from './response-schemas/models';
 import { billing, ledgerPage } from './response-schemas/billing';
 import { adminTaskList, billingSpend, billingUsage, characterList, consoleSession, consoleSessionDeleted, videoTimeline } from './response-schemas/console';
@@ -30,6 +38,9 @@ const SCHEMAS = {
   Character: character,
   ChatCompletion: chatCompletionObject,
   ChatCompletionChunk: chatCompletionChunk,
+  Response: responseObject,
+  ResponseStreamEvent: responseStreamEvent,
+  ResponseDeleted: responseDeleted,
   Message: anthropicMessage,
   TokenCount: tokenCount,
   Model: model,

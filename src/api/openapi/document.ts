@@ -13,6 +13,7 @@ import { fileRoutes } from './paths/files';
 import { healthRoutes } from './paths/health';
 import { messagesRoutes } from './paths/messages';
 import { modelRoutes } from './paths/models';
+import { responsesRoutes } from './paths/responses';
 import { videoObjectRoutes } from './paths/video-objects';
 import { videoTaskRoutes } from './paths/video-tasks';
 
@@ -24,6 +25,7 @@ export function routeDocs(): RouteDoc[] {
     ...videoTaskRoutes(),
     ...videoObjectRoutes(),
     ...chatCompletionRoutes(),
+    ...responsesRoutes(),
     ...characterRoutes(),
     ...messagesRoutes(),
     ...modelRoutes(),
@@ -38,6 +40,7 @@ const TAGS = [
   { name: 'Videos', description: 'The OpenAI-style /v1/videos family (spec 4.3-4.7).' },
   { name: 'Characters', description: 'Characters of the motion models (spec 4.8).' },
   { name: 'Chat', description: 'Chat completions: text models proxied, motion models as video tasks.' },
+  { name: 'Responses', description: "OpenAI's Responses API: the responses-only models, and the models an openai-responses channel lists." },
   { name: 'Messages', description: "The native messages format of the cm models; errors in Anthropic's shape." },
   { name: 'Models', description: 'The model catalog.' },
   { name: 'Console', description: 'Sign-in of the web console (/console); its session cookie authenticates the key and admin routes (docs/console.md).' },

@@ -21,6 +21,13 @@ export interface ModelEntry {
   endpoints: string[];
 }
 
+/** Where the models of each text channel type are called. */
+const TEXT_ENDPOINTS: Record<TextChannel['type'], string> = {
+  'anthropic-native': '/v1/messages',
+  'openai-compatible': '/v1/chat/completions',
+  'openai-responses': '/v1/responses',
+};
+
 /** Every model some channel serves: the native text models, the other text models, the video models. */
 export function modelCatalog(video: readonly VideoChannel[], text: readonly TextChannel[], since: number): ModelEntry[] {
   const entry = (id: string, ownedBy: string, endpoints: string[]): ModelEntry => ({
@@ -35,9 +42,12 @@ export function modelCatalog(video: readonly VideoChannel[], text: readonly Text
   });
   const out = new Map<string, ModelEntry>();
   for (const c of text) {
+    const endpoint = TEXT_ENDPOINTS[c.type];
     for (const id of Object.keys(c.models)) {
-      if (out.has(id)) continue;
-      out.set(id, c.type === 'anthropic-native' ? entry(id, 'cm', ['/v1/messages']) : entry(id, 'openai-compatible', ['/v1/chat/completions']));
+      const known = out.get(id);
+      // A model served on both OpenAI APIs lists both endpoints.
+      if (known && !known.endpoints.includes(endpoint)) known.endpoints.push(endpoint);
+      if (!known) out.set(id, entry(id, c.type === 'anthropic-native' ? 'cm' : 'openai-compatible', [endpoint]));
     }
   }
   for (const m of VIDEO_MODELS) {

@@ -86,7 +86,7 @@ export const usageRecord = describes<UsageRecordView>()(
     request_id: z.string(),
     model: z.string(),
     channel: z.string(),
-    endpoint: z.enum(['messages', 'chat']),
+    endpoint: z.enum(['messages', 'chat', 'responses']),
     streamed: z.boolean(),
     outcome: z.enum(['completed', 'aborted', 'failed', 'orphaned']),
     input_tokens: z.int(),

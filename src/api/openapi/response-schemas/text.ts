@@ -64,3 +64,38 @@ export const anthropicMessage = z.looseObject({
 });
 
 export const tokenCount = z.looseObject({ input_tokens: z.int() });
+
+/**
+ * The Responses API's Response object (upstreams.md 5): the provider's, relayed with the
+ * gateway's own `id` (and `previous_response_id`) and the model as the client named it.
+ */
+export const responseObject = z.looseObject({
+  id: z.string().meta({ description: "The gateway's id (`resp_` + 48 hex), never the provider's." }),
+  object: z.literal('response'),
+  created_at: unixSeconds,
+  status: z.enum(['queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete']),
+  model: z.string(),
+  background: z.boolean().nullable().optional(),
+  previous_response_id: z.string().nullable().optional(),
+  output: z.array(z.looseObject({ type: z.string().meta({ description: '`message`, `reasoning`, `function_call`, or a hosted tool call.' }) })),
+  usage: z
+    .looseObject({
+      input_tokens: z.int(),
+      input_tokens_details: z.looseObject({ cached_tokens: z.int() }).optional(),
+      output_tokens: z.int().meta({ description: 'Reasoning tokens included.' }),
+      output_tokens_details: z.looseObject({ reasoning_tokens: z.int() }).optional(),
+      total_tokens: z.int(),
+    })
+    .nullable()
+    .optional(),
+  error: z.looseObject({ code: z.string().nullable().optional(), message: z.string() }).nullable().optional(),
+  incomplete_details: z.looseObject({ reason: z.string().nullable().optional() }).nullable().optional(),
+});
+
+/** One Server-Sent Event of a streamed response: `event: <type>` and this as its data. */
+export const responseStreamEvent = z.looseObject({
+  type: z.string().meta({ description: 'response.created, response.in_progress, response.output_item.added, ..., response.completed; or error.' }),
+  sequence_number: z.int(),
+});
+
+export const responseDeleted = z.looseObject({ id: z.string(), object: z.literal('response'), deleted: z.literal(true) });

@@ -1,0 +1,117 @@
+/**
+ * The gateway's record of each Responses API response (migration 14). The gateway issues its
+ * own ids (`resp_` + 48 hex): the client never learns the upstream's, so its owner is checked on
+ * every read (another key's id reads as absent), and a later request naming it as
+ * previous_response_id is sent to the channel that holds it, under the upstream's id.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Db } from './db';
+import type { ResponseStatus } from '../providers/openai-responses/schemas';
+
+export interface StoredResponse {
+  /** The gateway's id. */
+  id: string;
+  /** The key that created it: its owner. */
+  keyId: string;
+  model: string;
+  /** The channel that holds it upstream. */
+  channel: string;
+  /** The upstream's id; null until the upstream accepted it. */
+  upstreamId: string | null;
+  background: boolean;
+  status: ResponseStatus;
+  /** Unix seconds. */
+  createdAt: number;
+  /** The Response object as last returned to the client (ids the gateway's), or null before there is one. */
+  response: Record<string, unknown> | null;
+}
+
+/** A new record: everything but its creation time, which the store sets. */
+export type NewStoredResponse = Omit<StoredResponse, 'createdAt'>;
+
+export interface ResponseUpdate {
+  channel?: string;
+  upstreamId?: string;
+  status?: ResponseStatus;
+  response?: Record<string, unknown>;
+}
+
+interface ResponseRow {
+  id: string;
+  key_id: string;
+  model: string;
+  channel: string;
+  upstream_id: string | null;
+  background: boolean;
+  status: ResponseStatus;
+  created_at: Date | string;
+  response: Record<string, unknown> | string | null;
+}
+
+const COLUMNS = 'id, key_id, model, channel, upstream_id, background, status, created_at, response';
+
+/** OpenAI's shape: `resp_` and 48 hex digits (24 random bytes: unguessable). */
+export function newResponseId(): string {
+  return `resp_${randomBytes(24).toString('hex')}`;
+}
+
+function toStored(row: ResponseRow): StoredResponse {
+  return {
+    id: row.id,
+    keyId: row.key_id,
+    model: row.model,
+    channel: row.channel,
+    upstreamId: row.upstream_id,
+    background: row.background,
+    status: row.status,
+    createdAt: Math.floor(new Date(row.created_at).getTime() / 1000),
+    // jsonb comes back parsed from both stores; a string is tolerated all the same.
+    response: typeof row.response === 'string' ? (JSON.parse(row.response) as Record<string, unknown>) : row.response,
+  };
+}
+
+export class ResponseStore {
+  constructor(private readonly db: Db) {}
+
+  async insert(r: NewStoredResponse): Promise<void> {
+    await this.db.query(
+      `insert into responses (id, key_id, model, channel, upstream_id, background, status, response)
+       values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)`,
+      [r.id, r.keyId, r.model, r.channel, r.upstreamId, r.background, r.status, r.response === null ? null : JSON.stringify(r.response)],
+    );
+  }
+
+  /** The key's response, unless deleted; null for another key's (its owner only ever sees it). */
+  async get(id: string, keyId: string): Promise<StoredResponse | null> {
+    const rows = await this.db.query<ResponseRow>(
+      `select ${COLUMNS} from responses where id = $1 and key_id = $2 and not deleted`,
+      [id, keyId],
+      'response_get',
+    );
+    return rows[0] ? toStored(rows[0]) : null;
+  }
+
+  /** Changes what is given; a deleted response is left as it is. True when a row changed. */
+  async update(id: string, change: ResponseUpdate): Promise<boolean> {
+    const rows = await this.db.query<{ id: string }>(
+      `update responses set
+         channel = coalesce($2, channel),
+         upstream_id = coalesce($3, upstream_id),
+         status = coalesce($4, status),
+         response = coalesce($5::jsonb, response),
+         updated_at = now()
+       where id = $1 and not deleted returning id`,
+      [id, change.channel ?? null, change.upstreamId ?? null, change.status ?? null, change.response === undefined ? null : JSON.stringify(change.response)],
+    );
+    return rows.length > 0;
+  }
+
+  /** Marks the key's response deleted. True when this call did (of racing deletes exactly one does). */
+  async markDeleted(id: string, keyId: string): Promise<boolean> {
+    const rows = await this.db.query<{ id: string }>(
+      'update responses set deleted = true, updated_at = now() where id = $1 and key_id = $2 and not deleted returning id',
+      [id, keyId],
+    );
+    return rows.length > 0;
+  }
+}
