@@ -35,6 +35,11 @@ const SHAPES = [
   'watched-cancelled',
   'watched-cancelled-submit',
   'watched-cancelled-unclaimed',
+  // With the completion-webhook announce (a local activity marker after the terminal state).
+  'watched-completed-webhook',
+  'watched-failed-webhook',
+  'watched-cancelled-webhook',
+  'announce-refused',
   'character-completed',
   'character-failed',
   // Recorded with tracing on (tracing.test.ts): trace context in its start and activity headers.
