@@ -176,3 +176,33 @@ export interface AuditReport {
   tasks: number;
   mismatches: { key_id: string; problem: string; ref?: string; expected?: number; actual?: number }[];
 }
+
+/** GET /admin/keys/{id}/webhook; PUT and rotate add `secret` (shown once). */
+export interface WebhookEndpoint {
+  object: 'webhook_endpoint';
+  key_id: string;
+  url: string | null;
+  secret_hint: string | null;
+  previous_secret_expires_at: number | null;
+  updated_at: number | null;
+  secret?: string | null;
+}
+
+export interface WebhookAttempt {
+  attempt: number;
+  at_ms: number;
+  http_status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  type: string;
+  subject_id: string;
+  url: string;
+  state: 'pending' | 'delivered' | 'failed';
+  created_at: number;
+  finished_at: number | null;
+  attempts: WebhookAttempt[];
+}
