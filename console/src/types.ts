@@ -1,3 +1,4 @@
+import type { WebhookDeliveryAnswer, WebhookEndpointAnswer } from '../../src/api/views/webhooks';
 /** The gateway's answers the console reads (docs/api.md), as far as the pages use them. */
 
 export interface List<T> {
@@ -177,32 +178,6 @@ export interface AuditReport {
   mismatches: { key_id: string; problem: string; ref?: string; expected?: number; actual?: number }[];
 }
 
-/** GET /admin/keys/{id}/webhook; PUT and rotate add `secret` (shown once). */
-export interface WebhookEndpoint {
-  object: 'webhook_endpoint';
-  key_id: string;
-  url: string | null;
-  secret_hint: string | null;
-  previous_secret_expires_at: number | null;
-  updated_at: number | null;
-  secret?: string | null;
-}
-
-export interface WebhookAttempt {
-  attempt: number;
-  at_ms: number;
-  http_status: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
-export interface WebhookDelivery {
-  id: string;
-  type: string;
-  subject_id: string;
-  url: string;
-  state: 'pending' | 'delivered' | 'failed';
-  created_at: number;
-  finished_at: number | null;
-  attempts: WebhookAttempt[];
-}
+/** The server's own answer types (src/api/views/webhooks.ts): PUT and rotate add `secret` (shown once). */
+export type WebhookEndpoint = WebhookEndpointAnswer & { secret?: string | null };
+export type WebhookDelivery = WebhookDeliveryAnswer;

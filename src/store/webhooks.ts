@@ -6,43 +6,12 @@
 import type { Db } from './db';
 import { newWebhookSecret, secretHint } from '../webhooks/signing';
 import type { WebhookPayload } from '../webhooks/event';
+import type { WebhookAttemptRecord, WebhookEndpointView, WebhookEventRecord, WebhookEventState } from '../webhooks/records';
+
+export type { WebhookAttemptRecord, WebhookEndpointView, WebhookEventRecord, WebhookEventState };
 
 /** How long a rotated-out secret still signs deliveries, so receivers can switch over. */
 export const PREVIOUS_SECRET_VALID_MS = 24 * 60 * 60 * 1000;
-
-export interface WebhookEndpointView {
-  keyId: string;
-  /** The key's default target; null: only requests' callback_url are called. */
-  url: string | null;
-  secretHint: string;
-  /** Unix seconds until which the previous secret also signs; null when none is live. */
-  previousSecretExpiresAt: number | null;
-  updatedAt: number;
-}
-
-export type WebhookEventState = 'pending' | 'delivered' | 'failed';
-
-export interface WebhookEventRecord {
-  id: string;
-  keyId: string;
-  type: string;
-  subjectId: string;
-  url: string;
-  payload: WebhookPayload;
-  state: WebhookEventState;
-  createdAt: number;
-  finishedAt: number | null;
-}
-
-export interface WebhookAttemptRecord {
-  eventId: string;
-  attempt: number;
-  /** Unix ms. */
-  at: number;
-  httpStatus: number | null;
-  error: string | null;
-  durationMs: number;
-}
 
 interface EndpointRow {
   key_id: string;

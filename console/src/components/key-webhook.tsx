@@ -130,11 +130,11 @@ export function KeyWebhook({ keyId }: { keyId: string }) {
           <table class="webhook-deliveries">
             <thead>
               <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Task</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-                <th scope="col">Attempts</th>
+                {['Event', 'Task', 'State', 'Created', 'Attempts'].map((h) => (
+                  <th scope="col" key={h}>
+                    {h}
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody>

@@ -1,4 +1,4 @@
-import type { WebhookAttemptRecord, WebhookEndpointView, WebhookEventRecord } from '../../store/webhooks';
+import type { WebhookAttemptRecord, WebhookEndpointView, WebhookEventRecord } from '../../webhooks/records';
 
 /** A key's completion-webhook settings as the admin API and console show them: never a secret, only its hint. */
 export interface WebhookEndpointAnswer {
