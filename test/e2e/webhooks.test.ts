@@ -1,13 +1,17 @@
 /**
  * Completion webhooks on the real stack (API and worker processes, Temporal, the simulator) with
- * a real HTTP receiver in the test: it refuses the first deliveries (500), then is down (its port
+ * a real HTTPS receiver in the test (a certificate made for 127.0.0.1, trusted by the gateway
+ * through NODE_EXTRA_CA_CERTS; plain http stays refused): it refuses the first deliveries (500), then is down (its port
  * closed) for a while and comes back; every event arrives, exactly one per terminal task, each
  * verified by the README's own snippet (docs/snippets/verify-webhook.cjs), which refuses a
  * tampered body or signature. Also: callback_url over the key's endpoint, cancelled tasks,
  * rotation (two signatures, both verifying), the attempts in the admin and key views, and the
  * create-time checks of callback_url.
  */
-import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../src/config/paths';
 import { call, createTask, waitForTerminal } from '../support/client';
@@ -51,16 +55,19 @@ interface DeliveryList {
 class Receiver {
   deliveries: Delivery[] = [];
   refuseNext = 0;
-  private server: http.Server | null = null;
+  private server: https.Server | null = null;
 
-  constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    private readonly tls: { key: Buffer; cert: Buffer },
+  ) {}
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `https://127.0.0.1:${this.port}`;
   }
 
   async up(): Promise<void> {
-    this.server = http.createServer((req, res) => {
+    this.server = https.createServer(this.tls, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -101,21 +108,52 @@ let strictApi: string;
 const admin = (p: string, init: { method?: string; json?: unknown } = {}) =>
   call<Record<string, unknown>>(`${gw.url}${p}`, { ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
 
+/** A self-signed certificate for 127.0.0.1: the receiver serves it, the gateway's processes trust it. */
+function selfSignedCertificate(): { key: Buffer; cert: Buffer; certFile: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-webhook-tls-'));
+  const [keyFile, certFile] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return { key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile), certFile };
+}
+
 beforeAll(async () => {
-  receiver = new Receiver(await freePort());
+  const tls = selfSignedCertificate();
+  receiver = new Receiver(await freePort(), tls);
   await receiver.up();
   gw = await startGateway({
     env: {
-      // The receiver is plain http on loopback: allowed here only.
-      WEBHOOK_ALLOW_HTTP: 'true',
+      NODE_EXTRA_CA_CERTS: tls.certFile,
+      // The receiver is on loopback: allowed here only (https is still required).
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_RETRY_INITIAL_MS: '200',
       WEBHOOK_RETRY_MAX_MS: '800',
       WEBHOOK_TIMEOUT_MS: '3000',
     },
   });
-  // A replica with the defaults: https only, no private targets.
-  strictApi = await gw.startApiReplica({ WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOW_PRIVATE: 'false' });
+  // A replica with the defaults: no private targets.
+  strictApi = await gw.startApiReplica({ WEBHOOK_ALLOW_PRIVATE: 'false' });
 }, 120_000);
 
 afterAll(async () => {
@@ -275,7 +313,7 @@ test('callback_url is checked at create: scheme, private addresses, a key withou
       json: { model: 'vidgen3', prompt: 'checked', callback_url: callbackUrl },
     });
   const refusals = [
-    await create(strictApi, key, 'http://hooks.example.com/x'),
+    await create(gw.url, key, 'http://hooks.example.com/x'),
     await create(strictApi, key, 'https://127.0.0.1/x'),
     await create(strictApi, key, 'https://localhost/x'),
     await create(gw.url, key, 'ftp://hooks.example.com/x'),
