@@ -106,6 +106,7 @@ export async function createGatewayWorker(
       retryInitialMs: env.WEBHOOK_RETRY_INITIAL_MS,
       retryMaxMs: env.WEBHOOK_RETRY_MAX_MS,
       deliverForMs: env.WEBHOOK_DELIVERY_HOURS * 3_600_000,
+      keepDays: env.TASK_RETENTION_DAYS,
     },
     startDelivery: deliveries.start,
   });

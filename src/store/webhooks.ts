@@ -153,6 +153,19 @@ export class WebhookStore {
     await this.db.query("update webhook_events set state = $2, finished_at = now() where id = $1 and state = 'pending'", [id, state]);
   }
 
+  /**
+   * Removes finished events older than `keepDays` with their attempts (pending ones stay while
+   * their delivery runs); the number of events removed.
+   */
+  async prune(keepDays: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const old = "state <> 'pending' and created_at < now() - ($1::int * interval '1 day')";
+      await tx.query(`delete from webhook_attempts where event_id in (select id from webhook_events where ${old})`, [keepDays]);
+      const removed = await tx.query<{ id: string }>(`delete from webhook_events where ${old} returning id`, [keepDays]);
+      return removed.length;
+    });
+  }
+
   /** A key's events, newest first, each with its attempts (oldest first). */
   async deliveries(keyId: string, opts: { limit: number; eventId?: string }): Promise<(WebhookEventRecord & { attempts: WebhookAttemptRecord[] })[]> {
     const rows = await this.db.query<EventRow>(

@@ -21,7 +21,12 @@ export interface WebhookSettings extends WebhookUrlPolicy, WebhookPostOptions {
   retryInitialMs: number;
   retryMaxMs: number;
   deliverForMs: number;
+  /** Finished events (and their attempts) are kept this long, as tasks are (TASK_RETENTION_DAYS). */
+  keepDays: number;
 }
+
+/** How often one worker process removes old events: at most once an hour, from an announce. */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export interface WebhookActivityDeps {
   store: WebhookStore;
@@ -39,6 +44,7 @@ export function videoEventData(state: TaskState, signer: UrlSigner): unknown {
 
 export function createWebhookActivities(deps: WebhookActivityDeps) {
   const { store, settings } = deps;
+  let lastPrune = 0;
   return {
     /**
      * Run as a local activity after the terminal state is published. Idempotent: the event id
@@ -68,6 +74,11 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
           retryMaxMs: settings.retryMaxMs,
           deliverForMs: settings.deliverForMs,
         });
+      }
+      if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
+        lastPrune = Date.now();
+        // Housekeeping: never fails the announce.
+        await store.prune(settings.keepDays).catch(() => undefined);
       }
       return { eventId: event.id };
     },

@@ -25,7 +25,15 @@ const { verifyWebhook } = require(path.join(projectRoot(), 'docs', 'snippets', '
   verifyWebhook: (secret: string, headers: Record<string, string>, body: string) => { type: string; data: { id: string; video_url: string | null } };
 };
 
-const SETTINGS: WebhookSettings = { allowHttp: true, allowPrivate: true, timeoutMs: 2000, retryInitialMs: 10, retryMaxMs: 100, deliverForMs: 60_000 };
+const SETTINGS: WebhookSettings = {
+  allowHttp: true,
+  allowPrivate: true,
+  timeoutMs: 2000,
+  retryInitialMs: 10,
+  retryMaxMs: 100,
+  deliverForMs: 60_000,
+  keepDays: 30,
+};
 
 let opened: OpenedStore;
 let store: WebhookStore;

@@ -72,4 +72,22 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     const other = await keys.issue('other');
     expect(await webhooks.deliveries(other.id, { limit: 10 })).toEqual([]);
   });
+
+  test('prune removes finished events past the retention with their attempts, never pending ones', async () => {
+    const key = await keys.issue('prune');
+    const payload = { type: 'video.failed' as const, timestamp: new Date().toISOString(), data: {} };
+    for (const id of ['old-done', 'old-pending', 'new-done']) {
+      await webhooks.recordEvent({ id: `${key.id}-${id}`, keyId: key.id, type: payload.type, subjectId: id, url: 'https://hooks.example.com/p', payload });
+      await webhooks.recordAttempt({ eventId: `${key.id}-${id}`, attempt: 1, httpStatus: 500, error: 'HTTP 500', durationMs: 1 });
+    }
+    await webhooks.finish(`${key.id}-old-done`, 'failed');
+    await webhooks.finish(`${key.id}-new-done`, 'delivered');
+    await opened.db.query("update webhook_events set created_at = now() - interval '31 days' where id in ($1, $2)", [
+      `${key.id}-old-done`,
+      `${key.id}-old-pending`,
+    ]);
+    expect(await webhooks.prune(30)).toBe(1);
+    expect((await webhooks.deliveries(key.id, { limit: 10 })).map((e) => e.subjectId).sort()).toEqual(['new-done', 'old-pending']);
+    expect(await opened.db.query('select id from webhook_attempts where event_id = $1', [`${key.id}-old-done`])).toEqual([]);
+  });
 });
