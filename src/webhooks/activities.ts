@@ -25,6 +25,9 @@ export interface WebhookSettings extends WebhookUrlPolicy, WebhookPostOptions {
   keepDays: number;
 }
 
+/** Room in an attempt's start-to-close for its reads and writes of the store, beside the POST's deadline. */
+const ATTEMPT_WRITES_MS = 30_000;
+
 /** How often one worker process removes old events: at most once an hour, from an announce. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
@@ -73,6 +76,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
           retryInitialMs: settings.retryInitialMs,
           retryMaxMs: settings.retryMaxMs,
           deliverForMs: settings.deliverForMs,
+          attemptTimeoutMs: settings.timeoutMs + ATTEMPT_WRITES_MS,
         });
       }
       if (Date.now() - lastPrune > PRUNE_EVERY_MS) {

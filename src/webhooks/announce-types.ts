@@ -35,6 +35,8 @@ export interface WebhookDeliveryInput {
   retryMaxMs: number;
   /** WEBHOOK_DELIVERY_HOURS in ms: after this long without a 2xx the event is given up (state failed). */
   deliverForMs: number;
+  /** One attempt's start-to-close (WEBHOOK_TIMEOUT_MS and room for two writes): a worker that died mid-attempt is noticed after it. Absent in early histories: 2 minutes. */
+  attemptTimeoutMs?: number;
 }
 
 /** The delivery workflow's type name (its id is the event id). */

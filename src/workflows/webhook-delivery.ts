@@ -16,7 +16,7 @@ const { finishWebhookEvent } = proxyLocalActivities<WebhookActivities>({
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'failed'> {
   const { deliverWebhook } = proxyActivities<WebhookActivities>({
     // One attempt: the POST's own deadline (WEBHOOK_TIMEOUT_MS, at most 60 s) and two writes.
-    startToCloseTimeout: '2m',
+    startToCloseTimeout: input.attemptTimeoutMs ?? '2m',
     scheduleToCloseTimeout: input.deliverForMs,
     retry: {
       initialInterval: input.retryInitialMs,

@@ -242,7 +242,7 @@ test('every event arrives once with a valid signature though the receiver refuse
   expect((await call<DeliveryList>(`${gw.url}/v1/webhooks/deliveries`, { key: other })).body.data).toEqual([]);
 }, 120_000);
 
-test('a receiver that is down for a while gets the event once it is back', async () => {
+test('a receiver that is down for a while gets the event once it is back, though the worker was killed meanwhile', async () => {
   const { id: keyId, key, secret } = await keyWithEndpoint('wh-down', `${receiver.url}/down`);
   await receiver.down();
   const task = await createTask(gw.url, key, { model: 'vidgen3', prompt: 'webhook while down [sim:ms=300]' });
@@ -259,7 +259,11 @@ test('a receiver that is down for a while gets the event once it is back', async
     100,
   );
   expect(refused.every((a) => a.http_status === null && /ECONNREFUSED/.test(a.error ?? ''))).toBe(true);
+  // The delivery is durable: the worker dies (SIGKILL) while the receiver is still down, the
+  // receiver comes back, a new worker picks the retries up.
+  await gw.killWorker();
   await receiver.up();
+  await gw.startWorker();
   const delivery = await arrived(task.id);
   expect(verifyWebhook(secret, delivery.headers, delivery.body)).toMatchObject({ type: 'video.completed', data: { id: task.id } });
   expect(receiver.accepted(delivery.headers['webhook-id']!)).toHaveLength(1);

@@ -108,7 +108,7 @@ test('an announce that runs twice makes one event; no target or no secret makes 
   expect(second).toEqual(first);
   // The same delivery workflow id both times: Temporal refuses the second start (a duplicate id).
   expect(started.map((s) => s.eventId)).toEqual([`evt_video_${state.id}_completed`, `evt_video_${state.id}_completed`]);
-  expect(started[0]).toMatchObject({ retryInitialMs: 10, retryMaxMs: 100, deliverForMs: 60_000 });
+  expect(started[0]).toMatchObject({ retryInitialMs: 10, retryMaxMs: 100, deliverForMs: 60_000, attemptTimeoutMs: 32_000 });
   const events = await store.deliveries(key.id, { limit: 10 });
   expect(events).toHaveLength(1);
   expect(events[0]!.payload).toMatchObject({ type: 'video.completed', data: { id: state.id, status: 'completed' } });
