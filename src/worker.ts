@@ -28,6 +28,11 @@ import { ensureSearchAttributes } from './temporal/register-search-attributes';
 import { watchReachability } from './temporal/reachability-watchdog';
 import { installTemporalRuntime } from './temporal/runtime';
 import { startTracing, type ProcessTracing } from './telemetry/tracing';
+import { persistentSecret } from './config/secrets';
+import { UrlSigner } from './files/signed-url';
+import { WebhookStore } from './store/webhooks';
+import { createWebhookActivities } from './webhooks/activities';
+import { deliveryStarter } from './webhooks/delivery-starter';
 
 /** User-URL fetches are written here, and removed as soon as they are read. */
 const fetchTempDir = (config: Config): string => path.join(config.dataDir, 'tmp', 'fetches');
@@ -83,7 +88,29 @@ export async function createGatewayWorker(
     settleCompleted: (taskId) => billing.completeTask(taskId),
     progressEveryMs: env.PROGRESS_UPDATE_MS,
   });
-  const activities = { ...videoActivities, ...createBillingActivities(billing) };
+  // Completion webhooks: the announce step starts delivery workflows on this task queue. The
+  // signer is the API's (same secret, from the environment or the data directory), so the
+  // video_url in an event opens like the one a status read returns.
+  const deliveries = deliveryStarter(config.temporalAddress, env.TEMPORAL_NAMESPACE, env.TEMPORAL_TASK_QUEUE);
+  const webhookActivities = createWebhookActivities({
+    store: new WebhookStore(db),
+    signer: new UrlSigner(
+      persistentSecret(config.dataDir, 'url-signing-secret', env.URL_SIGNING_SECRET).value,
+      config.publicBaseUrl,
+      env.VIDEO_URL_TTL_SECONDS,
+    ),
+    settings: {
+      allowHttp: env.WEBHOOK_ALLOW_HTTP,
+      allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      retryInitialMs: env.WEBHOOK_RETRY_INITIAL_MS,
+      retryMaxMs: env.WEBHOOK_RETRY_MAX_MS,
+      deliverForMs: env.WEBHOOK_DELIVERY_HOURS * 3_600_000,
+      keepDays: env.TASK_RETENTION_DAYS,
+    },
+    startDelivery: deliveries.start,
+  });
+  const activities = { ...videoActivities, ...createBillingActivities(billing), ...webhookActivities };
   // Loaded only with tracing on: without it no OpenTelemetry module is ever required.
   const traced = tracing ? (await import('./telemetry/temporal-tracing')).tracedWorkerOptions(tracing) : null;
   const bundle = traced ? tracedWorkflowBundlePath() : workflowBundlePath();

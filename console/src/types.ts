@@ -1,3 +1,4 @@
+import type { WebhookDeliveryAnswer, WebhookEndpointAnswer } from '../../src/api/views/webhooks';
 /** The gateway's answers the console reads (docs/api.md), as far as the pages use them. */
 
 export interface List<T> {
@@ -179,3 +180,7 @@ export interface AuditReport {
   tasks: number;
   mismatches: { key_id: string; problem: string; ref?: string; expected?: number; actual?: number }[];
 }
+
+/** The server's own answer types (src/api/views/webhooks.ts): PUT and rotate add `secret` (shown once). */
+export type WebhookEndpoint = WebhookEndpointAnswer & { secret?: string | null };
+export type WebhookDelivery = WebhookDeliveryAnswer;

@@ -32,6 +32,7 @@ import { httpMetrics } from './middleware/http-metrics';
 import { requestContext } from './middleware/request-context';
 import { requestTarget } from './middleware/request-target';
 import { adminRoutes } from './routes/admin';
+import { adminWebhookRoutes, keyWebhookRoutes } from './routes/webhooks';
 import { billingRoutes } from './routes/billing';
 import { fileRoutes } from './routes/files';
 import { videoRoutes } from './routes/video-tasks';
@@ -161,6 +162,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   const admin = new Router<GatewayState>();
   admin.use('/admin', adminAuth(deps.adminToken, consoleAuth));
   admin.use(adminRoutes(deps).routes());
+  admin.use(adminWebhookRoutes(deps).routes());
   app.use(admin.routes());
 
   // Before the /v1 router: these take x-api-key too, and messages answers in Anthropic's shape.
@@ -173,6 +175,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   v1.use(videosRoutes(deps).routes());
   v1.use(chatCompletionsRoutes(deps).routes());
   v1.use(responsesRoutes({ ...deps, responses: deps.responses ?? new ResponseStore(deps.db) }).routes());
+  v1.use(keyWebhookRoutes(deps).routes());
   // Last: every router in front of chat completions is one more path match per text request.
   v1.use(billingRoutes(deps).routes());
   app.use(v1.routes());

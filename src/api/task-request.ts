@@ -53,6 +53,7 @@ export interface TaskRequestParts {
   metadata?: Record<string, unknown>;
   remixOf?: TaskRequest['remixOf'];
   cast?: TaskRequest['cast'];
+  callbackUrl?: string;
 }
 
 /**
@@ -90,6 +91,7 @@ export function buildTaskRequest(config: Config, parts: TaskRequestParts): TaskR
     metadata: parts.metadata,
     remixOf: parts.remixOf,
     cast: parts.cast,
+    callbackUrl: parts.callbackUrl,
     createdAt: Date.now(),
     deadlineMs: config.env.TASK_DEADLINE_MINUTES * 60_000,
   };

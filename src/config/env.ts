@@ -230,6 +230,19 @@ export const envSchema = z.object({
   /** A key's fetching steps in flight per worker process; one over it is retried a few seconds later. */
   FETCH_MAX_PER_KEY: int(1, 1000).default(3),
 
+  // Completion webhooks (README "Completion webhooks")
+  /** Plain http:// webhook targets are accepted (local development, tests); default: https only. */
+  WEBHOOK_ALLOW_HTTP: bool.default(false),
+  /** Webhook targets on loopback and private addresses are accepted (local development, tests). */
+  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  /** One delivery attempt: DNS, connect, request and the receiver's answer. */
+  WEBHOOK_TIMEOUT_MS: int(100, 60_000).default(10_000),
+  /** Delivery retries: the first interval, doubled after each failed attempt up to WEBHOOK_RETRY_MAX_MS. */
+  WEBHOOK_RETRY_INITIAL_MS: int(10, 3_600_000).default(5000),
+  WEBHOOK_RETRY_MAX_MS: int(10, 86_400_000).default(3_600_000),
+  /** How long an event is retried before it is given up (state failed). */
+  WEBHOOK_DELIVERY_HOURS: int(1, 24 * 30).default(24),
+
   // Worker
   /** Activities a worker process runs at once (tasks mostly wait between polls, so many fit). */
   /** Every task in flight holds one while its upstream job is watched (watchVideoJob), so this bounds the tasks one worker carries. */

@@ -132,7 +132,8 @@ export async function sweepStaleFetches(tempDir: string, olderThanMs: number, no
   return removed;
 }
 
-function guardedLookup(blocked: (address: string) => boolean): net.LookupFunction {
+/** A DNS lookup for sockets that refuses blocked addresses: the address checked is the one connected to. Also used by webhook deliveries. */
+export function guardedLookup(blocked: (address: string) => boolean): net.LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);

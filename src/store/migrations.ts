@@ -249,6 +249,46 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       'create index responses_by_key_created on responses (key_id, created_at)',
     ],
   },
+  {
+    id: 15,
+    name: 'completion webhooks: endpoints and secrets per key, events, delivery attempts',
+    sql: [
+      // The signing secret must be usable for HMAC, so it is stored as is (like the URL signing
+      // secret in the data directory); the previous one stays valid until previous_expires_at.
+      `create table webhook_endpoints (
+        key_id text primary key references api_keys (id),
+        url text,
+        secret text not null,
+        previous_secret text,
+        previous_expires_at timestamptz,
+        updated_at timestamptz not null default now()
+      )`,
+      // One row per terminal task or response: the id is deterministic (subject, id, outcome), so
+      // an announce that runs twice finds the first row. The body is fixed when the event is made.
+      `create table webhook_events (
+        id text primary key,
+        key_id text not null references api_keys (id),
+        type text not null,
+        subject_id text not null,
+        url text not null,
+        payload jsonb not null,
+        state text not null check (state in ('pending', 'delivered', 'failed')),
+        created_at timestamptz not null default now(),
+        finished_at timestamptz
+      )`,
+      'create index webhook_events_by_key on webhook_events (key_id, created_at, id)',
+      `create table webhook_attempts (
+        id bigserial primary key,
+        event_id text not null references webhook_events (id),
+        attempt integer not null,
+        at timestamptz not null default now(),
+        http_status integer,
+        error text,
+        duration_ms integer not null
+      )`,
+      'create index webhook_attempts_by_event on webhook_attempts (event_id, id)',
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

@@ -61,6 +61,8 @@ export interface TaskRequest {
   createdAt: number;
   /** How long the task may take before it fails as timed out. */
   deadlineMs?: number;
+  /** Where its completion webhook goes (the request's callback_url), instead of the key's endpoint. */
+  callbackUrl?: string;
 }
 
 export interface TaskError {

@@ -28,6 +28,8 @@ import type { BillingActivities } from '../billing/charge-activities';
 import type { VideoActivities } from '../activities/video-activities';
 import { SA_STATUS } from '../temporal/search-attributes';
 import { initialState, type TaskError, type TaskFailover, type TaskState } from '../tasks/task';
+import type { WebhookActivities } from '../webhooks/activities';
+import type { TerminalOutcome } from '../webhooks/event';
 import { submitFailingOver, SUBMIT_FAILOVER_PATCH } from './submit-failover';
 import { estimateProgress, nextProgress } from './progress';
 import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type StoredVideoResult, type VideoTaskInput } from './video-task-types';
@@ -73,6 +75,23 @@ export const JOB_WATCH_PATCH = 'job-watched-in-one-step';
  * reconciler refunded them). Only a cancelled run reaches a check of this patch.
  */
 export const TASK_CANCEL_PATCH = 'cancel-settled-by-the-task';
+
+/**
+ * Workflows from this version on announce their terminal state (completed, failed, cancelled)
+ * once it is published: one local activity (one marker in history) that makes the completion
+ * webhook event, if the request or its key names a target, and starts its delivery workflow.
+ */
+export const COMPLETION_WEBHOOK_PATCH = 'completion-webhook';
+
+/**
+ * The announce step: short database writes and a workflow start, retried for up to an hour (a
+ * store or Temporal away that long); then the task ends without its event rather than stay open.
+ */
+const { announceTerminal } = proxyLocalActivities<WebhookActivities>({
+  startToCloseTimeout: '30s',
+  scheduleToCloseTimeout: '1h',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 
 /**
  * The provider is asked to cancel a cancelled task's job a few times, briefly: best-effort, so
@@ -232,6 +251,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       // it did carry no chargeSettled, so they replay through the settle step).
       if (!chargeSettled) await settleTask({ taskId: request.taskId, outcome: 'completed' });
       publish({ status: 'completed', progress: 100, video });
+      await announce('completed');
       return state;
     };
 
@@ -298,13 +318,23 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
     await removeStoredVideo({ taskId: request.taskId }).catch(() => undefined);
     // Neutral: a charge that a completion settled in the same moment stands (charge-lifecycle.ts).
     publish({ status: 'failed', error: { code: 'cancelled', message: 'The task was cancelled before it finished.' } });
+    await announce('cancelled');
   }
 
   /** Refunded before the status shows, so "failed" is read together with its refund. */
   async function fail(error: TaskError): Promise<TaskState> {
     await settleTask({ taskId: request.taskId, outcome: 'failed', reason: error.message, code: error.code });
     publish({ status: 'failed', error });
+    await announce('failed');
     return state;
+  }
+
+  /** After the terminal state is published: its completion webhook, if any (never fails the task). */
+  async function announce(outcome: TerminalOutcome): Promise<void> {
+    if (!patched(COMPLETION_WEBHOOK_PATCH)) return;
+    await announceTerminal({ subject: 'video', id: request.taskId, keyId: request.ownerId, callbackUrl: request.callbackUrl, outcome, state }).catch(
+      () => undefined,
+    );
   }
 }
 

@@ -399,6 +399,23 @@ test('an operator creates a key, copies its secret, grants credits and revokes i
     await page.getByText('Limits saved.').waitFor({ timeout: UI_TIMEOUT });
     const limits = (await adminCall('GET', `/admin/keys/${keyId}`)).body as { rate_limit_rpm: number; max_concurrent_tasks: number };
     expect([limits.rate_limit_rpm, limits.max_concurrent_tasks]).toEqual([120, 2]);
+    // Its completion webhook: the first save makes the signing secret (shown once), a rotation another.
+    await page.locator('#webhook-url').fill('https://hooks.example.com/gateway');
+    await page.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByText('Webhook endpoint saved.').waitFor({ timeout: UI_TIMEOUT });
+    const firstSecret = (await page.locator('#webhook-secret').textContent({ timeout: UI_TIMEOUT })) ?? '';
+    expect(firstSecret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByText(/Secret rotated/).waitFor({ timeout: UI_TIMEOUT });
+    await page.locator('#webhook-secret', { hasNotText: firstSecret }).waitFor({ timeout: UI_TIMEOUT });
+    const hook = (await adminCall('GET', `/admin/keys/${keyId}/webhook`)).body as { url: string; secret_hint: string; previous_secret_expires_at: number };
+    expect(hook.url).toBe('https://hooks.example.com/gateway');
+    expect(hook.secret_hint).toBe(`whsec_...${((await page.locator('#webhook-secret').textContent()) ?? '').slice(-4)}`);
+    expect(hook.previous_secret_expires_at).toEqual(expect.any(Number));
+    await page.getByText('No events yet.').waitFor({ timeout: UI_TIMEOUT });
+    fs.mkdirSync(SHOTS_DIR, { recursive: true });
+    await page.locator('.webhook').screenshot({ path: path.join(SHOTS_DIR, 'admin-key-webhook-desktop.png') });
+    await page.locator('.webhook').getByRole('button', { name: 'Done' }).click();
     await shot(page, 'admin-keys', 'desktop');
 
     await page.getByRole('button', { name: 'Revoke key' }).click();

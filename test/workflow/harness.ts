@@ -13,6 +13,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { BillingActivities, SettleInput } from '../../src/billing/charge-activities';
 import type { VideoActivities } from '../../src/activities/video-activities';
+import type { WebhookActivities } from '../../src/webhooks/activities';
+import type { AnnounceInput } from '../../src/webhooks/announce-types';
 import { watchJob } from '../../src/activities/watch-job';
 import { temporalCliPath, workflowBundlePath } from '../../src/config/paths';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
@@ -63,12 +65,13 @@ export function environmentPerFile(): () => TestWorkflowEnvironment {
   };
 }
 
-export type Activities = VideoActivities & BillingActivities;
+export type Activities = VideoActivities & BillingActivities & Pick<WebhookActivities, 'announceTerminal'>;
 
 /** What the fakes were asked, in order. */
 export interface Calls {
   names: string[];
   settled: SettleInput[];
+  announced: AnnounceInput[];
 }
 
 export const PLAN: ChannelPlan = {
@@ -85,7 +88,7 @@ export const PLAN: ChannelPlan = {
  * file. `overrides` replace any of them for a scenario.
  */
 export function fakeActivities(overrides: Partial<Activities> = {}, options: { succeedOnPoll?: number } = {}): { activities: Activities; calls: Calls } {
-  const calls: Calls = { names: [], settled: [] };
+  const calls: Calls = { names: [], settled: [], announced: [] };
   let polls = 0;
   const succeedOnPoll = options.succeedOnPoll ?? 3;
   const base: Activities = {
@@ -140,6 +143,10 @@ export function fakeActivities(overrides: Partial<Activities> = {}, options: { s
     async settleTask(input) {
       calls.settled.push(input);
       return input.outcome === 'completed' ? 'completed' : 'refunded';
+    },
+    async announceTerminal(input) {
+      calls.announced.push(input);
+      return input.callbackUrl ? { eventId: `evt_${input.subject}_${input.id}_${input.outcome}` } : { skipped: 'no_target' };
     },
   };
   const merged = { ...base, ...overrides };

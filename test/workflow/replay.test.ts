@@ -38,6 +38,15 @@ const SHAPES = [
   'watched-failover',
   'watched-failover-unknown',
   'watched-failover-rejected',
+  // With the completion-webhook announce (a local activity marker after the terminal state).
+  'watched-completed-webhook',
+  'watched-failed-webhook',
+  'watched-cancelled-webhook',
+  'announce-refused',
+  // The webhook delivery workflow: acknowledged after retries, given up at the end of its window, refused at once.
+  'webhook-delivered',
+  'webhook-given-up',
+  'webhook-undeliverable',
   'character-completed',
   'character-failed',
   // Recorded with tracing on (tracing.test.ts): trace context in its start and activity headers.

@@ -319,3 +319,42 @@ test('a cancelled run goes on to its end when the provider cannot be told', asyn
   expect(calls.settled).toEqual([{ taskId: request.taskId, outcome: 'cancelled' }]);
   expect(calls.names).toContain('removeStoredVideo');
 }, 60_000);
+
+test('a finished task announces its terminal state once, after publishing it, with its callback_url', async () => {
+  const request = taskRequest({ callbackUrl: 'https://hooks.example.com/done' });
+  const { state, calls } = await runTask('watched-completed-webhook', request);
+  expect(state.status).toBe('completed');
+  expect(calls.announced).toHaveLength(1);
+  expect(calls.announced[0]).toMatchObject({
+    subject: 'video',
+    id: request.taskId,
+    keyId: request.ownerId,
+    callbackUrl: request.callbackUrl,
+    outcome: 'completed',
+  });
+  // The state it carries is the published terminal one (what a status read then shows).
+  expect(calls.announced[0]).toMatchObject({ state: { status: 'completed', progress: 100 } });
+  expect(calls.names[calls.names.length - 1]).toBe('announceTerminal');
+});
+
+test('a failed task announces failed; an announce that fails does not fail the task', async () => {
+  const failing = await runTask('watched-failed-webhook', taskRequest(), {
+    async pollVideo() {
+      return { phase: 'failed', error: { code: 'content_filtered', message: 'The provider refused the content.' } };
+    },
+  });
+  expect(failing.calls.announced.map((a) => a.outcome)).toEqual(['failed']);
+  const { state, calls } = await runTask('announce-refused', taskRequest(), {
+    async announceTerminal() {
+      throw ApplicationFailure.nonRetryable('the store is gone');
+    },
+  });
+  expect(state.status).toBe('completed');
+  expect(calls.names.filter((n) => n === 'announceTerminal')).toHaveLength(1);
+});
+
+test('a cancelled task announces cancelled after its refund', async () => {
+  const { calls } = await cancelDuring('watched-cancelled-webhook', 'watch');
+  expect(calls.announced.map((a) => a.outcome)).toEqual(['cancelled']);
+  expect(calls.announced[0]).toMatchObject({ state: { status: 'failed', error: { code: 'cancelled' } } });
+}, 60_000);

@@ -1,9 +1,11 @@
 /**
  * The operator's keys: create one (its secret shown once, with a copy button), and per key its
- * balance and spend, a credit grant or removal, its limits, its ledger, and revocation.
+ * balance and spend, a credit grant or removal, its limits, its completion webhook (endpoint,
+ * secret, deliveries), its ledger, and revocation.
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
+import { KeyWebhook } from '../components/key-webhook';
 import { LedgerTable } from '../components/ledger-table';
 import { ErrorNote, Page } from '../components/ui';
 import { credits, dateTime } from '../format';
@@ -207,6 +209,7 @@ function KeyPanel({ k, onChange }: { k: AdminKey; onChange: () => void }) {
           </div>
         </div>
       ) : null}
+      {!k.revoked_at ? <KeyWebhook keyId={k.id} /> : null}
       <h3>Ledger</h3>
       <LedgerTable endpoint={`${path}/ledger`} idPrefix="key-ledger" />
     </section>

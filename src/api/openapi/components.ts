@@ -18,6 +18,7 @@ import {
 import { model, modelList } from './response-schemas/models';
 import { billing, ledgerPage } from './response-schemas/billing';
 import { adminTaskList, billingSpend, billingUsage, characterList, consoleSession, consoleSessionDeleted, videoTimeline } from './response-schemas/console';
+import { webhookDeliveryList, webhookEndpoint, webhookEndpointWithSecret } from './response-schemas/webhooks';
 import { apiKeyDetail, apiKeyList, channelList, keyDeleted, keyIssued, keyLedgerPage, keyUsage, ledgerAudit, quotaChanged } from './response-schemas/admin';
 
 /** The named answers of components.schemas, referenced from the operations by name. */
@@ -63,6 +64,9 @@ const SCHEMAS = {
   VideoTimeline: videoTimeline,
   CharacterList: characterList,
   AdminTaskList: adminTaskList,
+  WebhookEndpoint: webhookEndpoint,
+  WebhookEndpointWithSecret: webhookEndpointWithSecret,
+  WebhookDeliveryList: webhookDeliveryList,
 } satisfies Record<string, z.ZodType>;
 
 export type SchemaName = keyof typeof SCHEMAS;

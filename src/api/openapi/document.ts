@@ -16,6 +16,7 @@ import { modelRoutes } from './paths/models';
 import { responsesRoutes } from './paths/responses';
 import { videoObjectRoutes } from './paths/video-objects';
 import { videoTaskRoutes } from './paths/video-tasks';
+import { webhookRoutes } from './paths/webhooks';
 
 /** Every route the app mounts (app.ts), one entry each; a route mounted without one fails test/unit/openapi.test.ts. */
 export function routeDocs(): RouteDoc[] {
@@ -31,6 +32,7 @@ export function routeDocs(): RouteDoc[] {
     ...modelRoutes(),
     ...billingRoutes(),
     ...adminRoutes(),
+    ...webhookRoutes(),
     ...consoleRoutes(),
   ];
 }
@@ -46,6 +48,7 @@ const TAGS = [
   { name: 'Console', description: 'Sign-in of the web console (/console); its session cookie authenticates the key and admin routes (docs/console.md).' },
   { name: 'Billing', description: "A key's own balance and ledger." },
   { name: 'Files', description: 'Signed links to stored videos and pictures.' },
+  { name: 'Webhooks', description: 'A key\'s completion-webhook events and their delivery attempts (README "Completion webhooks").' },
   { name: 'Admin', description: 'Keys, quotas, ledgers, usage and channels, behind ADMIN_TOKEN.' },
   { name: 'Health', description: 'Probes and this document; no key.' },
 ];

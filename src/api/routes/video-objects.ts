@@ -30,6 +30,8 @@ import { videoContentView, videoDeletedView, videoListItemView, videoObjectCreat
 import type { VideoRouteDeps } from './video-tasks';
 import { idempotentCreate } from '../idempotency';
 import type { CreateIds } from '../../store/idempotency';
+import { checkedCallbackUrl } from '../callback-url';
+import { WebhookStore } from '../../store/webhooks';
 
 /**
  * Whether GET /v1/videos/{id}/content answers with the file rather than the spec's JSON: when
@@ -50,6 +52,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   const requireChannel = channelCheck(deps.channels);
   const taskList = new TaskList(deps.db, deps.tasks);
   const deletion = new TaskDeletion(deps.tasks, new DeletedTasks(deps.db), deps.billing, deps.blobs);
+  const webhooks = new WebhookStore(deps.db);
 
   router.post('/v1/videos', ...multipartBody(env.FETCH_MAX_BYTES), async (ctx) => {
     const form = readForm(ctx.request.body, ctx.request.files as Record<string, unknown> | undefined);
@@ -63,6 +66,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     requireChannel(model.id);
     const ownerId = callerKey(ctx.state).id;
     // Everything that can still refuse the request runs before anything is stored or made.
+    const callbackUrl = await checkedCallbackUrl(fields.callback_url, ownerId, env, webhooks);
     const image = reference ? await readReference(reference.path) : undefined;
     const savesCharacter =
       fields.character_create?.save_to_library === true && (fields.character_url !== undefined || fields.character_from_task !== undefined);
@@ -100,6 +104,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
           style: fields.style,
           metadata: fields.metadata,
           cast,
+          callbackUrl,
         });
         const started = await startTask(deps.paid, deps.blobs, request);
         ctx.state.log.info({ taskId: ids.taskId, model: model.id }, 'task created');
@@ -136,6 +141,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
     if (!model) throw new InvalidRequestError(`The model '${source.model}' is no longer served.`, 'id', 'model_not_found');
     const upstream = source.upstream;
     const ownerId = callerKey(ctx.state).id;
+    const callbackUrl = await checkedCallbackUrl(body.callback_url, ownerId, env, webhooks);
     const state = await createTaskOnce(ctx, deps, {
       fingerprint: ['POST /v1/videos/{id}/remix', source.id, ctx.request.body],
       newTaskId: () => newRemixTaskId(model.id),
@@ -150,6 +156,7 @@ export function videosRoutes(deps: VideoRouteDeps): Router<GatewayState> {
           size: body.size ?? source.size,
           seconds: source.seconds,
           remixOf: { taskId: source.id, channel: upstream.channel, jobId: upstream.jobId },
+          callbackUrl,
         });
         const started = await deps.paid.start(request);
         ctx.state.log.info({ taskId, remixOf: source.id }, 'remix created');

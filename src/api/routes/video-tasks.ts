@@ -12,6 +12,8 @@ import type { Db } from '../../store/db';
 import { callerKey, type GatewayState } from '../context';
 import { InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
+import { checkedCallbackUrl } from '../callback-url';
+import { WebhookStore } from '../../store/webhooks';
 import type { IdempotencyDeps } from '../idempotency';
 import { castFromPrompt } from '../character-mentions';
 import { intakeImages } from '../reference-images';
@@ -37,11 +39,13 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const env = deps.config.env;
   const requireChannel = channelCheck(deps.channels);
+  const webhooks = new WebhookStore(deps.db);
 
   router.post('/v1/video/create', jsonBody(env.MAX_JSON_BODY_BYTES), async (ctx) => {
     const { body, model, size, seconds } = parseVideoCreate(ctx.request.body);
     requireChannel(model.id);
     const ownerId = callerKey(ctx.state).id;
+    const callbackUrl = await checkedCallbackUrl(body.callback_url, ownerId, env, webhooks);
     const state = await createTaskOnce(ctx, deps, {
       fingerprint: ['POST /v1/video/create', ctx.request.body],
       newTaskId: () => newTaskId(model.id),
@@ -69,6 +73,7 @@ export function videoRoutes(deps: VideoRouteDeps): Router<GatewayState> {
           private: body.private,
           character: body.character_url ? { kind: 'url', url: body.character_url, timestamps: body.character_timestamps } : undefined,
           cast,
+          callbackUrl,
         });
         const started = await startTask(deps.paid, deps.blobs, request);
         ctx.state.log.info({ taskId, model: model.id }, 'task created');

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { findVideoModel, videoModelIds, type VideoModel } from '../../catalog/models';
 import { InvalidRequestError } from '../errors';
 import { mentionedUsernames } from '../character-mentions';
+import { callbackUrlField } from './callback-url';
 import { characterTimestamps } from './character';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-text';
 import { MAX_PROMPT_CHARS } from './video-task-create';
@@ -79,6 +80,7 @@ export const videosCreateFields = z.strictObject({
     })
     .optional()
     .meta({ description: 'A JSON object, as a string: {"create_self_portrait": boolean, "save_to_library": boolean}, both default false.' }),
+  callback_url: callbackUrlField,
 });
 
 export type VideosCreateFields = z.output<typeof videosCreateFields>;

@@ -8,6 +8,7 @@ import { InvalidRequestError } from '../errors';
 import { parseOrThrow } from './zod-error';
 import { characterTimestamps } from './character';
 import { mentionedUsernames } from '../character-mentions';
+import { callbackUrlField } from './callback-url';
 
 export const MAX_PROMPT_CHARS = 32_000;
 
@@ -25,6 +26,7 @@ export const videoCreateBody = z.strictObject({
   private: z.boolean().optional(),
   character_url: z.url({ protocol: /^https?$/ }).optional(),
   character_timestamps: characterTimestamps.optional(),
+  callback_url: callbackUrlField,
 });
 
 export type VideoCreateBody = z.output<typeof videoCreateBody>;
