@@ -390,7 +390,8 @@ export const openaiResponsesModule: ProtocolModule = {
   authenticate: (ctx) => openaiVideosModule.authenticate?.(ctx) ?? null,
   responseHeaders: (): HeaderMap => ({ 'x-request-id': `req_${hex(32)}` }),
   routes: [
-    { name: 'openai.responses.create', method: 'POST', path: /^\/v1\/responses$/, handle: createResponse },
+    // A create with an Idempotency-Key answers a repeat with the first answer: one response, however often it is retried.
+    { name: 'openai.responses.create', method: 'POST', path: /^\/v1\/responses$/, idempotent: true, handle: createResponse },
     { name: 'openai.responses.retrieve', method: 'GET', path: /^\/v1\/responses\/([^/]+)$/, handle: retrieve },
     { name: 'openai.responses.cancel', method: 'POST', path: /^\/v1\/responses\/([^/]+)\/cancel$/, handle: cancel },
     { name: 'openai.responses.delete', method: 'DELETE', path: /^\/v1\/responses\/([^/]+)$/, handle: remove },

@@ -87,6 +87,11 @@ export class ResponseStore {
     return r;
   }
 
+  /** The responses this process holds (created, or recovered by a read), for /_sim/responses. */
+  all(): IterableIterator<SimResponse> {
+    return this.byId.values();
+  }
+
   delete(id: string): boolean {
     const known = this.get(id) !== undefined;
     this.byId.delete(id);

@@ -19,7 +19,7 @@ import { geminiVeoModule, veoBlobModule } from './gemini-veo';
 import { anthropicMessagesModule } from './anthropic-messages';
 import { openaiChatModule } from './openai-chat';
 import { openaiResponsesModule } from './openai-responses';
-import { ResponseStore } from './responses-store';
+import { ResponseStore, statusOf } from './responses-store';
 import { TEXT_PROVIDERS, VIDEO_PROVIDERS, type ProviderType } from '../src/providers/registry';
 
 export interface SimulatorOptions {
@@ -307,6 +307,23 @@ function introspectionModule(idem: IdempotencyStore): ProtocolModule {
         handle: (ctx) => {
           const prompt = ctx.query.get('prompt');
           const data = [...ctx.sim.jobs.all()].filter((job) => prompt === null || job.prompt === prompt).map((job) => jobView(job, ctx.now));
+          return json(200, { object: 'list', data });
+        },
+      },
+      {
+        // Responses API responses held, with their status: how tests prove one background response made one upstream response.
+        name: 'sim.responses',
+        method: 'GET',
+        path: /^\/_sim\/responses$/,
+        handle: (ctx) => {
+          const data = [...ctx.sim.responses.all()].map((r) => ({
+            id: r.id,
+            model: r.model,
+            background: r.facts.background,
+            status: statusOf(r, ctx.now),
+            createdAt: r.facts.createdAt,
+            metadata: r.echo.metadata ?? null,
+          }));
           return json(200, { object: 'list', data });
         },
       },

@@ -10,7 +10,11 @@ import type { Logger } from 'pino';
 import { createBillingActivities } from './billing/charge-activities';
 import { chatModelEnhancer, passThroughEnhancer } from './activities/prompt-enhancer';
 import { createVideoActivities } from './activities/video-activities';
-import { loadVideoChannels } from './config/channels';
+import { loadTextChannels, loadVideoChannels } from './config/channels';
+import { createResponseActivities } from './activities/response-activities';
+import { loadPrices } from './billing/price-config';
+import { responsesProtocol } from './providers/openai-responses/protocol';
+import { ResponseStore } from './store/responses';
 import { reportUpstreamFailuresTo } from './providers/http';
 import { loadConfig, type Config } from './config/env';
 import { tracedWorkflowBundlePath, workflowBundlePath } from './config/paths';
@@ -43,6 +47,9 @@ const STALE_FETCH_MS = 60 * 60 * 1000;
  * once, its progress every PROGRESS_UPDATE_MS), so this does not set what progress costs the server.
  */
 const HEARTBEAT_THROTTLE = '1s';
+
+/** One poll of a background response: short, so a hung poll ends well inside the watch's heartbeat timeout. */
+const RESPONSE_POLL_TIMEOUT_MS = 20_000;
 
 /**
  * The worker settles task charges, so it uses the gateway's store (db). With `tracing`, it runs
@@ -110,7 +117,17 @@ export async function createGatewayWorker(
     },
     startDelivery: deliveries.start,
   });
-  const activities = { ...videoActivities, ...createBillingActivities(billing), ...webhookActivities };
+  // Background responses: created, watched and settled on the `openai-responses` channels.
+  const responseActivities = createResponseActivities({
+    store: new ResponseStore(db),
+    billing,
+    prices: loadPrices(env.PRICES_FILE),
+    channels: loadTextChannels(config).filter((c) => c.type === responsesProtocol.channelType),
+    timeouts: { requestMs: env.UPSTREAM_TIMEOUT_MS, pollMs: Math.min(env.UPSTREAM_TIMEOUT_MS, RESPONSE_POLL_TIMEOUT_MS) },
+    announce: webhookActivities.announceTerminal,
+    logger,
+  });
+  const activities = { ...videoActivities, ...createBillingActivities(billing), ...webhookActivities, ...responseActivities };
   // Loaded only with tracing on: without it no OpenTelemetry module is ever required.
   const traced = tracing ? (await import('./telemetry/temporal-tracing')).tracedWorkerOptions(tracing) : null;
   const bundle = traced ? tracedWorkflowBundlePath() : workflowBundlePath();

@@ -63,7 +63,7 @@ const USER_URL_GIVE_UP_MS = 60_000;
 const SETTLE_WAIT_MS = 10_000;
 
 /** Upstream and fetch errors in the workflow's terms. */
-function asFailure(err: unknown): unknown {
+export function asFailure(err: unknown): unknown {
   if (err instanceof UpstreamError) {
     if (err.kind === 'rejected') return ApplicationFailure.nonRetryable(err.message, FAILURE_TYPES.upstreamRejected);
     return ApplicationFailure.create({
@@ -94,7 +94,7 @@ function asFailure(err: unknown): unknown {
   return err;
 }
 
-async function mapErrors<T>(fn: () => Promise<T>, map: (err: unknown) => unknown = asFailure): Promise<T> {
+export async function mapErrors<T>(fn: () => Promise<T>, map: (err: unknown) => unknown = asFailure): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -106,7 +106,7 @@ async function mapErrors<T>(fn: () => Promise<T>, map: (err: unknown) => unknown
  * A failed create attempt: as asFailure, but a retryable upstream error says whether the provider
  * surely took no job or may have (submit-outcome.ts), which decides whether the task may fail over.
  */
-function asSubmitFailure(err: unknown): unknown {
+export function asSubmitFailure(err: unknown): unknown {
   const outcome = submitOutcome(err);
   if (!(err instanceof UpstreamError) || outcome === 'rejected') return asFailure(err);
   return ApplicationFailure.create({
@@ -128,7 +128,7 @@ function asSubmitFailure(err: unknown): unknown {
 const STEP_HEARTBEAT_MS = 1000;
 
 /** Runs an upstream step, heartbeating while it runs. */
-async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+export async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
   ctx.heartbeat();
   const beat = setInterval(() => ctx.heartbeat(), STEP_HEARTBEAT_MS);

@@ -40,6 +40,7 @@ import { videosRoutes } from './routes/video-objects';
 import { chatCompletionsRoutes } from './routes/chat-completions';
 import { responsesRoutes } from './routes/responses';
 import { ResponseStore } from '../store/responses';
+import { WebhookStore } from '../store/webhooks';
 import type { BackgroundResponses } from '../responses/background-port';
 import { characterRoutes } from './routes/characters';
 import { messagesRoutes } from './routes/messages';
@@ -174,7 +175,7 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   v1.use(videoRoutes(deps).routes());
   v1.use(videosRoutes(deps).routes());
   v1.use(chatCompletionsRoutes(deps).routes());
-  v1.use(responsesRoutes({ ...deps, responses: deps.responses ?? new ResponseStore(deps.db) }).routes());
+  v1.use(responsesRoutes({ ...deps, responses: deps.responses ?? new ResponseStore(deps.db), webhooks: new WebhookStore(deps.db) }).routes());
   v1.use(keyWebhookRoutes(deps).routes());
   // Last: every router in front of chat completions is one more path match per text request.
   v1.use(billingRoutes(deps).routes());

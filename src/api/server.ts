@@ -38,6 +38,7 @@ import { createHealthProbe } from './health';
 import { startTracing, type ProcessTracing } from '../telemetry/tracing';
 import { PerKeySlots } from '../limits/per-key-slots';
 import { ResponseStore } from '../store/responses';
+import { BackgroundResponseService } from '../responses/background-service';
 
 /** Started tasks are told to the store at most this far apart (one statement per batch). */
 const START_CONFIRMATION_FLUSH_MS = 1000;
@@ -103,6 +104,17 @@ export async function startApiServer(opts: {
   consoleSessions.start();
   const channelHealth = new ChannelHealth(env.CHANNEL_FAILURE_THRESHOLD, env.CHANNEL_COOLDOWN_SECONDS * 1000);
   const textChannels = channels.filter(isTextChannel);
+  const responses = new ResponseStore(db);
+  const paid = new PaidTasks(
+    tasks,
+    characters,
+    billing,
+    prices,
+    starts,
+    logger,
+    // A charge taken ahead of a character waits for the character, then for the task's start.
+    Math.ceil((characterCreateTimeoutMs + 4 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 60,
+  );
   setMetricSources({ store: () => billing.inFlightFigures(), restingChannels: () => channelHealth.resting(textChannels) });
   const app = createApp({
     db,
@@ -112,16 +124,7 @@ export async function startApiServer(opts: {
     streams: new PerKeySlots(env.MAX_STREAMS_PER_KEY),
     prices,
     limiter,
-    // A charge taken ahead of a character waits for the character, then for the task's start.
-    paid: new PaidTasks(
-      tasks,
-      characters,
-      billing,
-      prices,
-      starts,
-      logger,
-      Math.ceil((characterCreateTimeoutMs + 4 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 60,
-    ),
+    paid,
     config,
     characters,
     channels: channels.filter(isVideoChannel),
@@ -148,7 +151,20 @@ export async function startApiServer(opts: {
     }),
     requestSpans: traced?.http.requestSpans(),
     consoleSessions,
-    responses: new ResponseStore(db),
+    responses,
+    backgroundResponses: new BackgroundResponseService({
+      tasks,
+      paid,
+      store: responses,
+      prices,
+      defaultMaxTokens: env.TEXT_DEFAULT_MAX_TOKENS,
+      deadlineMs: env.TASK_DEADLINE_MINUTES * 60_000,
+      retryInitialMs: env.UPSTREAM_RETRY_INITIAL_MS,
+      retryMaxMs: env.UPSTREAM_RETRY_MAX_MS,
+      textChannels,
+      timeouts: { requestMs: env.UPSTREAM_TIMEOUT_MS, pollMs: env.UPSTREAM_TIMEOUT_MS },
+      logger,
+    }),
     // Built beside the compiled code: dist/src/api/server.js -> dist/console.
     consoleDir: path.resolve(__dirname, '..', '..', 'console'),
   });

@@ -45,12 +45,13 @@ export async function auditLedger(db: Sql): Promise<AuditReport> {
   const tasks = await db.query<{
     task_id: string;
     key_id: string;
+    kind: string;
     amount: string | number;
     state: string;
     charged: string | number | null;
     refunded: string | number | null;
   }>(
-    `select t.task_id, t.key_id, t.amount, t.state,
+    `select t.task_id, t.key_id, t.kind, t.amount, t.state,
             (select sum(amount) from ledger_entries where kind = 'charge' and ref = t.task_id) as charged,
             (select sum(amount) from ledger_entries where kind = 'refund' and ref = t.task_id) as refunded
      from billed_tasks t`,
@@ -65,7 +66,8 @@ export async function auditLedger(db: Sql): Promise<AuditReport> {
         actual: t.charged === null ? undefined : num(t.charged),
       });
     }
-    const wantRefund = t.state === 'refunded';
+    // A background response's charge is its hold: released in full however it ended (its usage is billed apart).
+    const wantRefund = t.state === 'refunded' || (t.kind === 'response' && t.state === 'completed');
     if (wantRefund !== (t.refunded !== null) || (wantRefund && num(t.refunded) !== num(t.amount))) {
       mismatches.push({
         key_id: t.key_id,

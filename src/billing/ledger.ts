@@ -1,4 +1,5 @@
 import type { Db, Sql } from '../store/db';
+import type { TextUsage } from '../providers/usage';
 import { metrics, type StoreFigures } from '../metrics/metrics';
 import { CHARGE_EDGES, LIVE_CHARGE_STATES, type ChargeEdge, type ChargeState, type EdgeOutcome } from './charge-lifecycle';
 
@@ -11,7 +12,7 @@ import { CHARGE_EDGES, LIVE_CHARGE_STATES, type ChargeEdge, type ChargeState, ty
  * The charge lifecycle (charge-lifecycle.ts) says which movement may happen in which state.
  */
 export type LedgerKind = 'grant' | 'charge' | 'refund' | 'usage';
-export type BilledTaskKind = 'video' | 'character';
+export type BilledTaskKind = 'video' | 'character' | 'response';
 
 /** What an edge moved: the task's kind, model and price. */
 interface MovedTask {
@@ -78,6 +79,17 @@ export interface TaskCharge {
    * before its task starts) puts it past that work.
    */
   firstCheckAfterSeconds?: number;
+}
+
+/** What a background response produced, priced, as its settlement bills it (a usage record). */
+export interface ResponseUsageRecord extends TextUsage {
+  /** The create's request id. */
+  requestId: string;
+  channel: string;
+  /** How the response ended: completed, or failed / aborted (cancelled) with partial usage. */
+  outcome: 'completed' | 'failed' | 'aborted';
+  /** Credits, from the price table; the settlement bills at most the hold. */
+  price: number;
 }
 
 /** The key's balance does not cover the price. */
@@ -286,6 +298,60 @@ export class BillingStore {
     );
     if (task) metrics.tasksFinished.inc({ kind: task.kind, model: task.model, outcome: 'completed', reason: 'none' });
     return outcome;
+  }
+
+  /**
+   * Settles a background response (responses/background-service.ts): its charge is the hold of
+   * its worst-case price, so it is released in full (a refund of the charge, once) and, when the
+   * provider reported what it produced, that is billed as a usage record at its real price, at
+   * most the hold, in the same statement. The charge ends `completed` when usage was billed,
+   * `refunded` when nothing was. 'moved' when this call settled it; else the state found.
+   */
+  async settleResponse(responseId: string, usage: ResponseUsageRecord | null): Promise<EdgeOutcome> {
+    const edge: ChargeEdge = usage ? 'complete' : 'refund';
+    const rows = await this.db.query<{ amount: string | number; model: string }>(
+      `with task as (
+         update billed_tasks set state = $3, settled_at = now()
+         where task_id = $1 and kind = 'response' and state = any($2::text[])
+         returning key_id, amount, model
+       ), entry as (
+         insert into ledger_entries (key_id, kind, amount, ref, reason, model)
+         select key_id, 'refund', amount, $1, 'background response settled: its hold released', model from task
+         on conflict (kind, ref) do nothing returning key_id, amount
+       ), recorded as (
+         insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome,
+                                    input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price)
+         select $4, $5, t.key_id, t.model, $6, 'responses', false, $7, $8, $9, $10, $11, least($12::bigint, t.amount)
+         from task t join entry e on e.key_id = t.key_id where $4::text is not null
+         on conflict (id) do nothing returning price
+       ), moved as (
+         update api_keys k set balance = k.balance + entry.amount - coalesce((select sum(price) from recorded), 0)
+         from entry where k.id = entry.key_id returning k.id
+       )
+       select task.amount, task.model from task, moved`,
+      [
+        responseId,
+        CHARGE_EDGES[edge].from,
+        CHARGE_EDGES[edge].to,
+        usage ? `use_${responseId.replace(/^resp_/, '')}` : null,
+        usage?.requestId ?? '',
+        usage?.channel ?? '',
+        usage?.outcome ?? '',
+        usage?.inputTokens ?? 0,
+        usage?.outputTokens ?? 0,
+        usage?.cacheCreationTokens ?? 0,
+        usage?.cacheReadTokens ?? 0,
+        usage?.price ?? 0,
+      ],
+      'billing_settle_response',
+    );
+    const [row] = rows;
+    if (!row) return this.chargeState(responseId);
+    const outcome = usage ? 'completed' : 'failed';
+    metrics.tasksFinished.inc({ kind: 'response', model: row.model, outcome, reason: usage ? 'none' : 'no_usage' });
+    metrics.refunds.inc({ kind: 'response' });
+    metrics.refundedCredits.inc({ kind: 'response' }, num(row.amount) - Math.min(usage?.price ?? 0, num(row.amount)));
+    return 'moved';
   }
 
   /** Where a task's charge stands, or 'missing' when it was never charged. */

@@ -90,7 +90,10 @@ export function startBillingReconciler(
           : outcome === 'failed'
             ? await billing.refundTask(task.taskId, STOPPED_REASON, 'refund', 'stopped')
             : outcome === 'completed'
-              ? await billing.completeTask(task.taskId)
+              ? // A background response's workflow settles its hold before it ends: one found open was never settled, so it is released.
+                task.kind === 'response'
+                ? await billing.refundTask(task.taskId, STOPPED_REASON, 'refund', 'stopped')
+                : await billing.completeTask(task.taskId)
               : null;
       if (moved === 'moved') {
         settled++;

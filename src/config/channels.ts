@@ -47,7 +47,19 @@ const videoChannelSchema = z.strictObject({
   submit_attempts: z.number().int().min(1).max(20).default(DEFAULT_SUBMIT_ATTEMPTS),
 });
 
-const textChannelSchema = z.strictObject({ ...common, type: z.enum(TEXT_CHANNEL_TYPES) });
+const textChannelSchema = z
+  .strictObject({
+    ...common,
+    type: z.enum(TEXT_CHANNEL_TYPES),
+    /** openai-responses: how often a background response is polled upstream. */
+    poll_ms: z.number().int().min(50).max(600_000).optional(),
+    /** openai-responses: create attempts of a background response here before it goes to the next channel. */
+    submit_attempts: z.number().int().min(1).max(20).optional(),
+  })
+  .refine((c) => c.type === 'openai-responses' || (c.poll_ms === undefined && c.submit_attempts === undefined), {
+    message: 'poll_ms and submit_attempts are settings of openai-responses channels (background responses) only',
+    path: ['poll_ms'],
+  });
 
 const channelSchema = z
   .discriminatedUnion('type', [videoChannelSchema, textChannelSchema])
@@ -85,6 +97,10 @@ export interface TextChannel {
   priority: number;
   weight: number;
   simulated: boolean;
+  /** openai-responses: how often a background response is polled upstream (the loader sets it; 2 s when absent). */
+  pollMs?: number;
+  /** openai-responses: create attempts of a background response here before it may fail over (the loader sets it; 3 when absent). */
+  submitAttempts?: number;
 }
 
 export type Channel = VideoChannel | TextChannel;
@@ -129,7 +145,7 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): 
       weight: c.weight,
       simulated: false,
     };
-    if (!('send_extensions' in c)) return { ...shared, type: c.type };
+    if (!('send_extensions' in c)) return { ...shared, type: c.type, ...backgroundSettings(c.type, c.poll_ms ?? defaultPollMs, c.submit_attempts) };
     return {
       ...shared,
       type: c.type,
@@ -139,6 +155,11 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): 
       submitAttempts: c.submit_attempts,
     };
   });
+}
+
+/** The background-response settings of an openai-responses channel; other text channels have none. */
+function backgroundSettings(type: TextChannelType, pollMs: number, submitAttempts = DEFAULT_SUBMIT_ATTEMPTS): Pick<TextChannel, 'pollMs' | 'submitAttempts'> {
+  return type === 'openai-responses' ? { pollMs, submitAttempts } : {};
 }
 
 export function simulatorUrl(config: Config): string {
@@ -169,7 +190,7 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
   const text = { priority: 0, weight: 1, simulated: false };
   for (const p of TEXT_PROVIDERS) {
     const c = p.fromEnv(e);
-    if (c) channels.push({ ...text, ...trimmed(c), type: p.type });
+    if (c) channels.push({ ...text, ...trimmed(c), type: p.type, ...backgroundSettings(p.type, realPollMs) });
   }
   const names = new Set<string>();
   for (const c of channels) {
@@ -198,6 +219,7 @@ export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.en
     })),
     ...TEXT_PROVIDERS.map((p): Channel => ({
       ...text,
+      ...backgroundSettings(p.type, sim.pollMs),
       simulated: true,
       apiKey: SIMULATOR_API_KEY,
       name: p.simulated.name,

@@ -29,6 +29,10 @@ export interface BackgroundCreate {
   body: Record<string, unknown>;
   /** The upstream's id of previous_response_id, or null. */
   upstreamPreviousId: string | null;
+  /** Input the provider adds from the response continued (its input and output), for the hold. */
+  contextTokens: number;
+  /** The request's callback_url, checked: the completion webhook goes there instead of the key's endpoint. */
+  callbackUrl?: string;
 }
 
 /** Every method answers the Response object as the client must see it: the gateway's id, the client's model name. */

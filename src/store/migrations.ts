@@ -289,6 +289,14 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       'create index webhook_attempts_by_event on webhook_attempts (event_id, id)',
     ],
   },
+  {
+    id: 16,
+    name: 'background responses are paid tasks: their hold is a charge (billed_tasks kind response)',
+    sql: [
+      'alter table billed_tasks drop constraint billed_tasks_kind_check',
+      "alter table billed_tasks add constraint billed_tasks_kind_check check (kind in ('video', 'character', 'response'))",
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

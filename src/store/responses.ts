@@ -106,6 +106,53 @@ export class ResponseStore {
     return rows.length > 0;
   }
 
+  /** A response by id alone, deleted or not (a background response's own run reads it so). */
+  async byId(id: string): Promise<(StoredResponse & { deleted: boolean }) | null> {
+    const rows = await this.db.query<ResponseRow & { deleted: boolean }>(`select ${COLUMNS}, deleted from responses where id = $1`, [id]);
+    return rows[0] ? { ...toStored(rows[0]), deleted: rows[0].deleted } : null;
+  }
+
+  /**
+   * A background response's upstream took it: where it lives is always recorded (its run must
+   * cancel it there), its state only while the response is still open (a cancel that came first
+   * stays).
+   */
+  async accepted(id: string, channel: string, upstreamId: string, response: Record<string, unknown>): Promise<void> {
+    await this.db.query(
+      `update responses set channel = $2, upstream_id = $3,
+         status = case when status in ('queued', 'in_progress') then $4 else status end,
+         response = case when status in ('queued', 'in_progress') then $5::jsonb else response end,
+         updated_at = now()
+       where id = $1`,
+      [id, channel, upstreamId, response.status, JSON.stringify(response)],
+    );
+  }
+
+  /** A new state of an open background response; a finished or deleted one is left as it is. */
+  async progressed(id: string, response: Record<string, unknown>): Promise<void> {
+    await this.db.query(
+      `update responses set status = $2, response = $3::jsonb, updated_at = now()
+       where id = $1 and status in ('queued', 'in_progress') and not deleted`,
+      [id, response.status, JSON.stringify(response)],
+    );
+  }
+
+  /**
+   * Ends an open response with `response` (its status terminal): the first end written wins (a
+   * cancel racing the upstream's completion), and the response as it ended is returned, null
+   * when there is no such response.
+   */
+  async finish(id: string, response: Record<string, unknown>): Promise<StoredResponse | null> {
+    const rows = await this.db.query<ResponseRow>(
+      `update responses set status = $2, response = $3::jsonb, updated_at = now()
+       where id = $1 and status in ('queued', 'in_progress') returning ${COLUMNS}`,
+      [id, response.status, JSON.stringify(response)],
+    );
+    if (rows[0]) return toStored(rows[0]);
+    const found = await this.byId(id);
+    return found;
+  }
+
   /** Marks the key's response deleted. True when this call did (of racing deletes exactly one does). */
   async markDeleted(id: string, keyId: string): Promise<boolean> {
     const rows = await this.db.query<{ id: string }>(

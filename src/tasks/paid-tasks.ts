@@ -22,6 +22,13 @@ import type { CharacterState, TaskRequest, TaskState } from './task';
 /** What a video task's price depends on, and whose task it is. */
 export type VideoTaskCharge = Pick<TaskRequest, 'taskId' | 'ownerId' | 'model' | 'seconds' | 'size' | 'remixOf'> & { enableUpsample?: boolean };
 
+/** How a refused charge names what it was for. */
+const WHAT_IS_CHARGED: Record<TaskCharge['kind'], (model: string) => string> = {
+  video: (model) => `This ${model} task costs`,
+  character: () => 'This character costs',
+  response: (model) => `This ${model} background response may cost up to`,
+};
+
 /** Seconds a client told "too many tasks in flight" waits before trying again. */
 const TASKS_IN_FLIGHT_RETRY_SECONDS = 10;
 
@@ -106,13 +113,28 @@ export class PaidTasks {
     }
   }
 
+  /**
+   * Charges a paid run of another kind (a background response's hold) and starts it with
+   * `start`; a start refused for sure refunds the charge at once, like a video task's.
+   */
+  async startCharged(charge: TaskCharge, start: () => Promise<void>): Promise<void> {
+    await this.charge(charge);
+    try {
+      await start();
+      this.starts.started(charge.taskId);
+    } catch (err) {
+      await this.refundIfNeverStarted(charge.taskId, err);
+      throw err;
+    }
+  }
+
   private async charge(charge: TaskCharge): Promise<void> {
     try {
       await this.charges.charge(charge);
     } catch (err) {
       if (err instanceof InsufficientBalance) {
         throw new TaskNotAffordable(
-          `This ${charge.kind === 'video' ? `${charge.model} task` : 'character'} costs ${charge.amount} credits and the key's balance is ${err.balance}. ` +
+          `${WHAT_IS_CHARGED[charge.kind](charge.model)} ${charge.amount} credits and the key's balance is ${err.balance}. ` +
             'Ask the gateway operator to add quota (POST /admin/keys/{id}/quota).',
         );
       }

@@ -24,6 +24,8 @@ import type { temporal } from '@temporalio/proto';
 import type { PayloadConverter } from '@temporalio/common';
 import { WATCH_JOB_ACTIVITY, type VideoTaskInput } from '../workflows/video-task-types';
 import { videoTaskWorkflow } from '../workflows/video-task';
+import { backgroundResponseWorkflow } from '../workflows/background-response';
+import type { BackgroundResponseInput } from '../workflows/background-response-types';
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
 import { TaskServiceUnavailable, TaskStoreUnavailable } from './task-errors';
 import { withJobProgress } from './job-progress';
@@ -79,6 +81,31 @@ export class TaskService {
       throw startFailure(err);
     }
     return state;
+  }
+
+  /**
+   * Starts a background response's workflow (workflow id = the response id), with the search
+   * attributes of a task so operators find it the same way in the Temporal UI.
+   */
+  async startResponse(input: BackgroundResponseInput): Promise<void> {
+    try {
+      await this.rpc(() =>
+        this.client.workflow.start(backgroundResponseWorkflow, {
+          taskQueue: this.opts.taskQueue,
+          workflowId: input.id,
+          args: [input],
+          typedSearchAttributes: [
+            { key: SA_MODEL, value: input.model },
+            { key: SA_OWNER, value: input.keyId },
+            { key: SA_STATUS, value: 'queued' },
+          ],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
+      throw startFailure(err);
+    }
   }
 
   /** The task's state, or null when it does not exist, belongs to another key or was deleted. */

@@ -2,3 +2,4 @@
 export { videoTaskWorkflow } from './video-task';
 export { characterWorkflow } from './character';
 export { webhookDelivery } from './webhook-delivery';
+export { backgroundResponseWorkflow } from './background-response';

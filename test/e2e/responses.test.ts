@@ -136,7 +136,16 @@ describe('plain responses', () => {
       status: 400,
       code: 'previous_response_not_found',
     });
-    await expect(openai.responses.create({ model: PRO, input: 'x', background: true })).rejects.toMatchObject({ status: 400, code: 'background_not_enabled' });
+    await expect(openai.responses.create({ model: PRO, input: 'x', background: true, stream: true })).rejects.toMatchObject({
+      status: 400,
+      code: 'unsupported_value',
+    });
+    await expect(
+      openai.responses.create({ model: MINI, input: 'x', callback_url: 'https://example.com/hook' } as OpenAI.Responses.ResponseCreateParamsNonStreaming),
+    ).rejects.toMatchObject({
+      status: 400,
+      param: 'callback_url',
+    });
     const plain = await openai.responses.create({ model: MINI, input: 'x' });
     await expect(openai.responses.cancel(plain.id)).rejects.toMatchObject({ status: 400, code: 'not_cancellable' });
     // The responses-only models are refused on chat completions, with the way here.

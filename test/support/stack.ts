@@ -39,6 +39,8 @@ export interface Gateway {
   killApiReplica(url: string): Promise<void>;
   /** SIGKILL: the worker dies mid-step, as in a crash. */
   killWorker(): Promise<void>;
+  /** SIGKILL of the API process, then a new one on the same port and settings: a gateway restart after a crash. */
+  restartApi(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -88,7 +90,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     ...opts.env,
   };
   const url = `http://127.0.0.1:${port}`;
-  const api = runNode('dist/src/api/server.js', env, `${name}-api`);
+  let api = runNode('dist/src/api/server.js', env, `${name}-api`);
+  let apiRuns = 1;
   const replicas: Child[] = [];
   const replicaUrls: string[] = [];
   let worker: Child | null = null;
@@ -149,6 +152,11 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     async killWorker() {
       await worker?.kill();
       worker = null;
+    },
+    async restartApi() {
+      await api.kill();
+      api = runNode('dist/src/api/server.js', env, `${name}-api-run-${++apiRuns}`);
+      await apiUp(url);
     },
     async stop() {
       await Promise.all([api.stop(), worker?.stop(), ...replicas.map((r) => r.stop())]);

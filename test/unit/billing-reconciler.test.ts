@@ -15,7 +15,7 @@ function setup(opts: { due?: string[]; outcomes?: Record<string, Outcome>; stopp
   const running = new Set([...(opts.due ?? []), ...(Array.isArray(opts.stopped) ? opts.stopped : [])]);
   const billing = {
     async chargesDueForCheck() {
-      return (opts.due ?? []).map((taskId) => ({ taskId, keyId: 'key_1', kind: 'video' as BilledTaskKind }));
+      return (opts.due ?? []).map((taskId) => ({ taskId, keyId: 'key_1', kind: (taskId.startsWith('resp_') ? 'response' : 'video') as BilledTaskKind }));
     },
     async refundTask(taskId: string, reason: string, edge: 'refund' | 'refundUnstarted' = 'refund'): Promise<EdgeOutcome> {
       calls.push(`${edge === 'refund' ? 'refund' : 'refund unstarted'} ${taskId}: ${reason}`);
@@ -44,6 +44,12 @@ function setup(opts: { due?: string[]; outcomes?: Record<string, Outcome>; stopp
 }
 
 describe('billing reconciler', () => {
+  it("releases a background response's hold whose run completed without settling it, never completes it", async () => {
+    const { reconciler, calls } = setup({ due: ['resp_1', 't_video'], outcomes: { resp_1: 'completed', t_video: 'completed' } });
+    expect(await reconciler.runOnce()).toBe(2);
+    expect(calls).toEqual(["refund resp_1: the task's workflow ended without finishing", 'complete t_video']);
+  });
+
   it('refunds the runs stopped from outside that visibility reports, once', async () => {
     const { reconciler, calls } = setup({ stopped: ['t_stopped'] });
     expect(await reconciler.runOnce()).toBe(1);

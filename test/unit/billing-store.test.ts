@@ -162,6 +162,32 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(kinds.sort()).toEqual([`charge:${-PRICE}`, `charge:${-PRICE}`, `grant:${3 * PRICE}`, `refund:${PRICE}`].sort());
   });
 
+  test("a background response's hold: released in full once however often it is settled, its usage billed once, at most the hold", async () => {
+    const key = await keys.issue('response', { quota: 10 * PRICE });
+    const usage = { inputTokens: 100, outputTokens: 200, cacheCreationTokens: 0, cacheReadTokens: 0, requestId: 'req_1', channel: 'resp', outcome: 'completed' as const };
+    const respond = (id: string, amount = PRICE) => billing.chargeTask({ keyId: key.id, taskId: id, kind: 'response', model: 'o3-pro', amount });
+    await respond(`r1-${key.id}`);
+    expect(await balanceOf(key.id)).toBe(9 * PRICE);
+    const settles = await Promise.all(Array.from({ length: 10 }, () => billing.settleResponse(`r1-${key.id}`, { ...usage, price: 1234 })));
+    expect(settles.filter((s) => s === 'moved')).toHaveLength(1);
+    expect(settles.filter((s) => s !== 'moved')).toEqual(Array(9).fill('completed'));
+    expect(await balanceOf(key.id)).toBe(10 * PRICE - 1234);
+    // Usage dearer than the hold is billed at the hold: the key never pays more than it held.
+    await respond(`r2-${key.id}`, 1000);
+    expect(await billing.settleResponse(`r2-${key.id}`, { ...usage, price: 5000 })).toBe('moved');
+    expect(await balanceOf(key.id)).toBe(10 * PRICE - 1234 - 1000);
+    // Nothing known (failed, or cancelled with no usage): released in full.
+    await respond(`r3-${key.id}`);
+    expect(await billing.settleResponse(`r3-${key.id}`, null)).toBe('moved');
+    expect(await billing.settleResponse(`r3-${key.id}`, { ...usage, price: 1 })).toBe('refunded');
+    expect(await balanceOf(key.id)).toBe(10 * PRICE - 1234 - 1000);
+    // A video task's charge is not a hold: settleResponse leaves it alone.
+    await charge(key.id, `v-${key.id}`);
+    expect(await billing.settleResponse(`v-${key.id}`, null)).toBe('charged');
+    const kinds = (await billing.ledger(key.id, 100)).map((e) => `${e.kind}:${e.amount}`);
+    expect(kinds.filter((k) => k.startsWith('usage:')).sort()).toEqual(['usage:-1000', 'usage:-1234']);
+  });
+
   test('the reconciler reads only due charges: unconfirmed first, started ones later, the longest overdue first', async () => {
     const key = await keys.issue('due', { quota: 10 * PRICE });
     const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((x) => `due-${key.id}-${x}`) as [string, string, string, string];

@@ -442,6 +442,8 @@ describe('text channels: the simulator', () => {
       priority: 0,
       weight: 1,
       simulated: true,
+      pollMs: 1000,
+      submitAttempts: 3,
     },
   ];
 
@@ -460,9 +462,10 @@ describe('text channels: the simulator', () => {
     expect(textChannels({ SIMULATOR_PORT: '9123' })).toEqual(simText('http://127.0.0.1:9123'));
   });
 
-  test('text simulator channels carry no video-only fields', () => {
+  test('text simulator channels carry no video-only fields; the responses one its background-response settings', () => {
     for (const c of textChannels({})) {
-      expect(Object.keys(c).sort()).toEqual(['apiKey', 'baseUrl', 'models', 'name', 'priority', 'simulated', 'type', 'weight']);
+      const background = c.type === 'openai-responses' ? ['pollMs', 'submitAttempts'] : [];
+      expect(Object.keys(c).sort()).toEqual(['apiKey', 'baseUrl', 'models', 'name', 'priority', 'simulated', 'type', 'weight', ...background].sort());
     }
   });
 
@@ -519,6 +522,8 @@ describe('text channels: env shortcuts', () => {
       priority: 0,
       weight: 1,
       simulated: false,
+      pollMs: 10_000,
+      submitAttempts: 3,
     });
     expect(list.slice(0, 1)).toEqual([
       {
@@ -700,7 +705,12 @@ describe('text channels: CHANNELS_FILE', () => {
       () => fileOf({ name: 't1', type: 'gemini-veo', base_url: 'https://v.test', api_key: 'k', models: { vidgen3: 'm' } }, textChannel({})),
       /two channels are named t1/,
     ],
-    ['a text channel with poll_ms', () => fileOf(textChannel({ poll_ms: 500 })), /channels\.0: Unrecognized key: "poll_ms"/],
+    [
+      'a text channel with poll_ms',
+      () => fileOf(textChannel({ poll_ms: 500 })),
+      /channels\.0\.poll_ms: poll_ms and submit_attempts are settings of openai-responses channels/,
+    ],
+    ['a responses channel with poll_ms below 50', () => fileOf(textChannel({ type: 'openai-responses', poll_ms: 10 })), /poll_ms/],
     [
       'a text channel with send_extensions',
       () => fileOf(textChannel({ type: 'openai-compatible', send_extensions: false })),

@@ -47,6 +47,13 @@ const SHAPES = [
   'webhook-delivered',
   'webhook-given-up',
   'webhook-undeliverable',
+  // Background responses: completed, failed upstream, failed over, kept on its channel, refused, cancelled while watched.
+  'response-completed',
+  'response-failed',
+  'response-failover',
+  'response-failover-unknown',
+  'response-charge-refunded',
+  'response-cancelled',
   'character-completed',
   'character-failed',
   // Recorded with tracing on (tracing.test.ts): trace context in its start and activity headers.

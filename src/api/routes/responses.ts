@@ -11,6 +11,9 @@ import { protocolForRequest, responsesProtocol } from '../../providers/openai-re
 import { isTerminalStatus, responseStatus, responseUsage } from '../../providers/openai-responses/schemas';
 import type { BackgroundResponses } from '../../responses/background-port';
 import { newResponseId, type ResponseStore, type StoredResponse } from '../../store/responses';
+import type { Env } from '../../config/env';
+import type { WebhookStore } from '../../store/webhooks';
+import { checkedCallbackUrl } from '../callback-url';
 import { callerKey, type GatewayState } from '../context';
 import { GatewayError, InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
@@ -19,7 +22,9 @@ import { parseOrThrow } from '../schemas/zod-error';
 import { answerFromUpstream, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
 
 export interface ResponsesRouteDeps extends TextRouteDeps {
-  config: { env: { MAX_JSON_BODY_BYTES: number } };
+  config: { env: Env };
+  /** Where callback_url's signing secret is looked up. */
+  webhooks: WebhookStore;
   responses: ResponseStore;
   /** Runs `background: true` responses (durable workflows); absent = they are refused. */
   backgroundResponses?: BackgroundResponses;
@@ -101,15 +106,30 @@ async function create(ctx: Ctx, deps: ResponsesRouteDeps): Promise<void> {
     throw new InvalidRequestError("Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
   }
   const key = callerKey(ctx.state);
+  if (body.callback_url !== undefined && body.background !== true) {
+    throw new InvalidRequestError(
+      'callback_url is for background responses (background: true): a foreground answer is the response itself.',
+      'callback_url',
+      'invalid_value',
+    );
+  }
   const { channels, previous } = await channelsForRequest(deps, body, key.id);
   const id = newResponseId();
   const upstreamPreviousId = previous?.upstreamId ?? null;
 
   if (body.background === true) {
     if (body.store === false) throw new InvalidRequestError('Background responses must be stored: store cannot be false.', 'store', 'invalid_value');
+    if (body.stream === true) {
+      throw new InvalidRequestError(
+        'Background responses are not streamed by this gateway: create it without stream, then poll GET /v1/responses/{id}.',
+        'stream',
+        'unsupported_value',
+      );
+    }
     if (!deps.backgroundResponses)
       throw new InvalidRequestError('background responses are not enabled on this gateway.', 'background', 'background_not_enabled');
-    const { stream: _stream, ...rest } = body;
+    const callbackUrl = await checkedCallbackUrl(body.callback_url, key.id, deps.config.env, deps.webhooks);
+    const { stream: _stream, callback_url: _callbackUrl, ...rest } = body;
     ctx.body = await deps.backgroundResponses.create({
       id,
       keyId: key.id,
@@ -118,6 +138,8 @@ async function create(ctx: Ctx, deps: ResponsesRouteDeps): Promise<void> {
       channels,
       body: rest,
       upstreamPreviousId,
+      contextTokens: previous ? contextTokensOf(previous) : 0,
+      ...(callbackUrl ? { callbackUrl } : {}),
     });
     return;
   }

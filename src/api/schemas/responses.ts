@@ -58,6 +58,8 @@ export const responsesBody = z.strictObject({
   service_tier: z.string().nullish(),
   prompt_cache_key: z.string().nullish(),
   safety_identifier: z.string().nullish(),
+  /** The gateway's own: where the completion webhook of a background response goes (README "Completion webhooks"). */
+  callback_url: z.string().min(1).max(2048).optional(),
 });
 
 export type ResponsesBody = z.infer<typeof responsesBody>;

@@ -8,7 +8,8 @@ import { KEY_ERRORS } from '../responses';
 
 const responseId = pathId("The response's id, as POST /v1/responses answered it.");
 const NOT_FOUND = "No response of this key with that id (another key's, a deleted one, or one created with `store: false`).";
-const BACKGROUND_400 = 'Background responses are not enabled on this gateway (`background_not_enabled`).';
+const BACKGROUND_400 =
+  '`background: true` with `stream: true` (`unsupported_value`: poll instead) or `store: false`; `callback_url` without `background: true`, not https, on a private address, or for a key with no webhook secret (`invalid_callback_url`, `webhook_secret_missing`)';
 
 /** The Responses API (routes/responses.ts). */
 export function responsesRoutes(): RouteDoc[] {
@@ -20,7 +21,7 @@ export function responsesRoutes(): RouteDoc[] {
         operationId: 'createResponse',
         summary: "Create a response (OpenAI's Responses API; the SDK's responses.create)",
         description:
-          "Proxied to an `openai-responses` channel serving the model, with failover before the first byte, a hold on the key for the most the request can cost and billing from the reported usage (reasoning tokens are output tokens). The answer carries the gateway's own response id; `previous_response_id` names a response of this key, and is sent to the channel that holds it. Without `max_output_tokens` the gateway sends its cap (TEXT_DEFAULT_MAX_TOKENS). `input` is required unless `previous_response_id` is given.",
+          "Proxied to an `openai-responses` channel serving the model, with failover before the first byte, a hold on the key for the most the request can cost and billing from the reported usage (reasoning tokens are output tokens). The answer carries the gateway's own response id; `previous_response_id` names a response of this key, and is sent to the channel that holds it. Without `max_output_tokens` the gateway sends its cap (TEXT_DEFAULT_MAX_TOKENS). `input` is required unless `previous_response_id` is given. `background: true` makes it a durable run (a Temporal workflow, id = the response id): its worst-case price is held as a charge, it is created upstream (failing over to the next channel while the provider surely took nothing), polled to its end, and settled from the reported usage (a failed one is refunded in full); `callback_url` (the gateway's own field) names where its completion webhook goes.",
         tags: ['Responses'],
         security: KEY_BEARER,
         requestBody: {
@@ -45,6 +46,7 @@ export function responsesRoutes(): RouteDoc[] {
             413: 'The body is over MAX_JSON_BODY_BYTES (`request_too_large`).',
             429: "Over the key's rate_limit_rpm, its streams (`too_many_streams`) or text requests (`too_many_requests_in_flight`) in flight.",
             502: 'No upstream channel answered; the last upstream error is relayed as the provider sent it when there was one.',
+            503: 'A background response whose run Temporal could not start (`temporal_unavailable`); its hold is released.',
           }),
         },
       },
@@ -55,7 +57,8 @@ export function responsesRoutes(): RouteDoc[] {
       operation: {
         operationId: 'retrieveResponse',
         summary: "Retrieve a response (the SDK's responses.retrieve)",
-        description: 'The Response as stored once it is final; one still running is read afresh from its channel.',
+        description:
+          "The Response as stored once it is final; a foreground one still running is read afresh from its channel. A background one is read from the gateway's record, which its run keeps current: no worker or upstream call is needed.",
         tags: ['Responses'],
         security: KEY_BEARER,
         parameters: [responseId],
@@ -71,7 +74,8 @@ export function responsesRoutes(): RouteDoc[] {
       operation: {
         operationId: 'cancelResponse',
         summary: "Cancel a background response (the SDK's responses.cancel)",
-        description: 'Only a response created with `background: true` can be cancelled; a finished one is answered as it is.',
+        description:
+          'Only a response created with `background: true` can be cancelled; a finished one is answered as it is. Its run is cancelled first, then the answer is the Response with status `cancelled`; the run asks the provider to stop and bills what the provider says it produced (nothing known: the hold is released in full).',
         tags: ['Responses'],
         security: KEY_BEARER,
         parameters: [responseId],
@@ -79,9 +83,9 @@ export function responsesRoutes(): RouteDoc[] {
           '200': keyedJson('The Response, status `cancelled` (or as it ended).', 'Response'),
           ...errors({
             ...KEY_ERRORS,
-            400: `Not a background response (\`not_cancellable\`). ${BACKGROUND_400}`,
+            400: 'Not a background response (`not_cancellable`).',
             404: NOT_FOUND,
-            502: 'Its channel could not be reached.',
+            503: 'Temporal did not answer the cancellation (`temporal_unavailable`): nothing changed, retry.',
           }),
         },
       },
@@ -92,7 +96,8 @@ export function responsesRoutes(): RouteDoc[] {
       operation: {
         operationId: 'deleteResponse',
         summary: "Delete a response (the SDK's responses.delete)",
-        description: "Gone for the key at once (a later read is a 404); the provider's copy is deleted after the answer.",
+        description:
+          "Gone for the key at once (a later read is a 404); the provider's copy is deleted after the answer (a background response still running: its run is cancelled, and deletes it as it closes).",
         tags: ['Responses'],
         security: KEY_BEARER,
         parameters: [responseId],
