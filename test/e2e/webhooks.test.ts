@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import OpenAI from 'openai';
 import { projectRoot } from '../../src/config/paths';
 import { call, createTask, waitForTerminal } from '../support/client';
 import { freePort, waitFor } from '../support/ports';
@@ -348,3 +349,38 @@ test('callback_url is checked at create: scheme, private addresses, a key withou
   // Nothing was made by the refused requests.
   expect(((await admin(`/admin/keys/${keyId}/webhook/deliveries`)).body as unknown as DeliveryList).data).toEqual([]);
 }, 60_000);
+
+test("background responses: the request's callback_url gets response.completed (the Response as GET returns it), the key's endpoint response.cancelled; refused deliveries retried", async () => {
+  const { id: keyId, key, secret } = await keyWithEndpoint('wh-responses', `${receiver.url}/responses-key`);
+  const openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  receiver.refuseNext = 2;
+  const params = { model: 'o3-pro', input: 'Hook me [sim:ms=800]', background: true, callback_url: `${receiver.url}/responses-callback` };
+  const created = await openai.responses.create(params as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+  const delivery = await waitFor(
+    'response.completed',
+    async () => receiver.deliveries.find((d) => d.answered === 200 && d.headers['webhook-id'] === `evt_response_${created.id}_completed`),
+    60_000,
+    50,
+  );
+  expect(delivery.path).toBe('/responses-callback');
+  const event = verifyWebhook(secret, delivery.headers, delivery.body) as unknown as { type: string; data: OpenAI.Responses.Response };
+  expect(event.type).toBe('response.completed');
+  // output_text is the SDK's own convenience, added to what it reads.
+  const { output_text: text, ...read } = await openai.responses.retrieve(created.id);
+  expect(event.data).toEqual(read);
+  expect(text).toContain('Hook me');
+
+  const long = await openai.responses.create({ model: 'o3-pro', input: 'Cancel me [sim:ms=30000]', background: true });
+  await openai.responses.cancel(long.id);
+  const cancelled = await waitFor(
+    'response.cancelled',
+    async () => receiver.deliveries.find((d) => d.answered === 200 && d.headers['webhook-id'] === `evt_response_${long.id}_cancelled`),
+    60_000,
+    50,
+  );
+  expect(cancelled.path).toBe('/responses-key');
+  expect(verifyWebhook(secret, cancelled.headers, cancelled.body)).toMatchObject({ type: 'response.cancelled', data: { id: long.id, status: 'cancelled' } });
+  const events = ((await admin(`/admin/keys/${keyId}/webhook/deliveries`)).body as unknown as DeliveryList).data;
+  expect(events.map((e) => e.type).sort()).toEqual(['response.cancelled', 'response.completed']);
+  expect(events.find((e) => e.type === 'response.completed')!.attempts.map((a) => a.http_status)).toEqual([500, 500, 200]);
+}, 90_000);
