@@ -188,13 +188,48 @@ test('a response the provider fails is failed for the client and refunded in ful
   await waitFor('refunded', async () => (await balanceOf(gw.url, keyId)) === QUOTA, 20_000, 100);
 }, 60_000);
 
-test('refusals: another key cannot read or cancel it; stream with background; store false; a hold the balance cannot cover', async () => {
+test('streamed: the events in order from response.created to response.completed, numbered; a reader that reconnects with starting_after gets the rest', async () => {
+  const { openai, keyId } = await client('bg-stream');
+  const stream = await openai.responses.create({ model: PRO, input: 'Stream this [sim:ms=1500]', background: true, stream: true });
+  const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  expect(events.map((e) => e.sequence_number)).toEqual(events.map((_e, i) => i));
+  expect(events.map((e) => e.type)).toEqual([
+    'response.created',
+    'response.queued',
+    'response.in_progress',
+    // o3-pro reasons first: its reasoning item (no summary asked for), then the message.
+    'response.output_item.added',
+    'response.output_item.done',
+    'response.output_item.added',
+    'response.content_part.added',
+    'response.output_text.delta',
+    'response.output_text.done',
+    'response.content_part.done',
+    'response.output_item.done',
+    'response.completed',
+  ]);
+  const last = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+  const id = last.response.id;
+  expect(id).toMatch(GATEWAY_ID);
+  expect(last.response.status).toBe('completed');
+  const delta = events.find((e) => e.type === 'response.output_text.delta') as OpenAI.Responses.ResponseTextDeltaEvent;
+  expect(delta.delta).toContain('Stream this');
+  await expectBilledOnce(keyId, await openai.responses.retrieve(id));
+
+  // Resumed after the in_progress event: exactly the rest, numbered as before.
+  const resumed = await openai.responses.retrieve(id, { stream: true, starting_after: 2 });
+  const rest: OpenAI.Responses.ResponseStreamEvent[] = [];
+  for await (const event of resumed) rest.push(event);
+  expect(rest).toEqual(events.slice(3));
+}, 60_000);
+
+test('refusals: another key cannot read or cancel it; store false; a hold the balance cannot cover', async () => {
   const { openai } = await client('bg-owner');
   const { openai: other } = await client('bg-other');
   const created = await openai.responses.create({ model: PRO, input: 'Mine [sim:ms=500]', background: true });
   await expect(other.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
   await expect(other.responses.cancel(created.id)).rejects.toMatchObject({ status: 404 });
-  await expect(openai.responses.create({ model: PRO, input: 'x', background: true, stream: true })).rejects.toMatchObject({ status: 400, param: 'stream' });
   await expect(openai.responses.create({ model: PRO, input: 'x', background: true, store: false })).rejects.toMatchObject({ status: 400, param: 'store' });
   const poor = await gw.issueKey('bg-poor', { quota: 10 });
   const poorClient = new OpenAI({ apiKey: poor, baseURL: `${gw.url}/v1`, maxRetries: 0 });

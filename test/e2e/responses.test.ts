@@ -136,10 +136,6 @@ describe('plain responses', () => {
       status: 400,
       code: 'previous_response_not_found',
     });
-    await expect(openai.responses.create({ model: PRO, input: 'x', background: true, stream: true })).rejects.toMatchObject({
-      status: 400,
-      code: 'unsupported_value',
-    });
     await expect(
       openai.responses.create({ model: MINI, input: 'x', callback_url: 'https://example.com/hook' } as OpenAI.Responses.ResponseCreateParamsNonStreaming),
     ).rejects.toMatchObject({
@@ -147,6 +143,11 @@ describe('plain responses', () => {
       param: 'callback_url',
     });
     const plain = await openai.responses.create({ model: MINI, input: 'x' });
+    const badResume = await fetch(`${gw.url}/v1/responses/${plain.id}?stream=true&starting_after=-1`, {
+      headers: { authorization: `Bearer ${openai.apiKey}` },
+    });
+    expect(badResume.status).toBe(400);
+    expect(((await badResume.json()) as { error: { param: string } }).error.param).toBe('starting_after');
     await expect(openai.responses.cancel(plain.id)).rejects.toMatchObject({ status: 400, code: 'not_cancellable' });
     // The responses-only models are refused on chat completions, with the way here.
     await expect(openai.chat.completions.create({ model: PRO, messages: [{ role: 'user', content: 'x' }] })).rejects.toThrow(

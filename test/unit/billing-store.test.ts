@@ -164,7 +164,15 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
 
   test("a background response's hold: released in full once however often it is settled, its usage billed once, at most the hold", async () => {
     const key = await keys.issue('response', { quota: 10 * PRICE });
-    const usage = { inputTokens: 100, outputTokens: 200, cacheCreationTokens: 0, cacheReadTokens: 0, requestId: 'req_1', channel: 'resp', outcome: 'completed' as const };
+    const usage = {
+      inputTokens: 100,
+      outputTokens: 200,
+      cacheCreationTokens: 0,
+      cacheReadTokens: 0,
+      requestId: 'req_1',
+      channel: 'resp',
+      outcome: 'completed' as const,
+    };
     const respond = (id: string, amount = PRICE) => billing.chargeTask({ keyId: key.id, taskId: id, kind: 'response', model: 'o3-pro', amount });
     await respond(`r1-${key.id}`);
     expect(await balanceOf(key.id)).toBe(9 * PRICE);

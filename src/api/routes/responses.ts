@@ -19,7 +19,8 @@ import { GatewayError, InvalidRequestError, NotFoundError } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import { responsesBody, type ResponsesBody } from '../schemas/responses';
 import { parseOrThrow } from '../schemas/zod-error';
-import { answerFromUpstream, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
+import { answerFromUpstream, takeStreamSlot, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
+import { streamRecord } from './response-record-stream';
 
 export interface ResponsesRouteDeps extends TextRouteDeps {
   config: { env: Env };
@@ -119,18 +120,13 @@ async function create(ctx: Ctx, deps: ResponsesRouteDeps): Promise<void> {
 
   if (body.background === true) {
     if (body.store === false) throw new InvalidRequestError('Background responses must be stored: store cannot be false.', 'store', 'invalid_value');
-    if (body.stream === true) {
-      throw new InvalidRequestError(
-        'Background responses are not streamed by this gateway: create it without stream, then poll GET /v1/responses/{id}.',
-        'stream',
-        'unsupported_value',
-      );
-    }
     if (!deps.backgroundResponses)
       throw new InvalidRequestError('background responses are not enabled on this gateway.', 'background', 'background_not_enabled');
     const callbackUrl = await checkedCallbackUrl(body.callback_url, key.id, deps.config.env, deps.webhooks);
     const { stream: _stream, callback_url: _callbackUrl, ...rest } = body;
-    ctx.body = await deps.backgroundResponses.create({
+    // Over the key's streams it is refused before anything is charged or started.
+    if (body.stream === true) takeStreamSlot(deps.streams, key.id)();
+    const created = await deps.backgroundResponses.create({
       id,
       keyId: key.id,
       requestId: ctx.state.requestId,
@@ -141,6 +137,8 @@ async function create(ctx: Ctx, deps: ResponsesRouteDeps): Promise<void> {
       contextTokens: previous ? contextTokensOf(previous) : 0,
       ...(callbackUrl ? { callbackUrl } : {}),
     });
+    if (body.stream === true) streamStored(ctx, deps, id, key.id, -1);
+    else ctx.body = created;
     return;
   }
 
@@ -198,6 +196,34 @@ async function current(deps: ResponsesRouteDeps, stored: StoredResponse): Promis
   return fresh;
 }
 
+/**
+ * The response's events from its record (route file response-record-stream.ts): a background one
+ * followed as its run updates it, a foreground one as it is stored (read afresh while it runs).
+ */
+function streamStored(ctx: Ctx, deps: ResponsesRouteDeps, id: string, keyId: string, startingAfter: number): void {
+  streamRecord(ctx, {
+    keyId,
+    startingAfter,
+    everyMs: deps.config.env.STREAM_POLL_MS,
+    streams: deps.streams,
+    read: async () => {
+      const stored = await deps.responses.get(id, keyId);
+      if (!stored) return null;
+      return stored.background ? stored.response : await current(deps, stored);
+    },
+  });
+}
+
+/** GET's `starting_after`: a sequence number (events after it are sent), or -1 for all. */
+function startingAfterOf(ctx: Ctx): number {
+  const raw = ctx.query.starting_after;
+  if (raw === undefined) return -1;
+  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) {
+    throw new InvalidRequestError('starting_after must be a sequence number (a non-negative integer).', 'starting_after', 'invalid_value');
+  }
+  return Number(raw);
+}
+
 async function owned(ctx: Ctx, deps: ResponsesRouteDeps): Promise<StoredResponse> {
   const id = ctx.params.id ?? '';
   const stored = await deps.responses.get(id, callerKey(ctx.state).id);
@@ -219,6 +245,14 @@ export function responsesRoutes(deps: ResponsesRouteDeps): Router<GatewayState> 
 
   router.get('/v1/responses/:id', async (ctx) => {
     const stored = await owned(ctx, deps);
+    const stream = ctx.query.stream;
+    if (stream !== undefined && stream !== 'true' && stream !== 'false') {
+      throw new InvalidRequestError('stream must be true or false.', 'stream', 'invalid_value');
+    }
+    if (stream === 'true') {
+      streamStored(ctx, deps, stored.id, stored.keyId, startingAfterOf(ctx));
+      return;
+    }
     try {
       ctx.body = stored.background && background ? await background.retrieve(stored) : await current(deps, stored);
     } catch (err) {

@@ -9,7 +9,7 @@ import { KEY_ERRORS } from '../responses';
 const responseId = pathId("The response's id, as POST /v1/responses answered it.");
 const NOT_FOUND = "No response of this key with that id (another key's, a deleted one, or one created with `store: false`).";
 const BACKGROUND_400 =
-  '`background: true` with `stream: true` (`unsupported_value`: poll instead) or `store: false`; `callback_url` without `background: true`, not https, on a private address, or for a key with no webhook secret (`invalid_callback_url`, `webhook_secret_missing`)';
+  '`background: true` with `store: false`; `callback_url` without `background: true`, not https, on a private address, or for a key with no webhook secret (`invalid_callback_url`, `webhook_secret_missing`)';
 
 /** The Responses API (routes/responses.ts). */
 export function responsesRoutes(): RouteDoc[] {
@@ -32,7 +32,7 @@ export function responsesRoutes(): RouteDoc[] {
         responses: {
           '200': {
             description:
-              "Not streamed: the Response. Streamed (`stream: true`): Server-Sent Events in the upstream's order, each `event: <type>` and `data: <ResponseStreamEvent>` with its `sequence_number`, from response.created to response.completed (or response.incomplete / response.failed); a stream that breaks off or goes quiet for TEXT_STREAM_IDLE_MS ends with an `error` event. `background: true`: the Response at once, status `queued`.",
+              "Not streamed: the Response. Streamed (`stream: true`): Server-Sent Events in the upstream's order, each `event: <type>` and `data: <ResponseStreamEvent>` with its `sequence_number`, from response.created to response.completed (or response.incomplete / response.failed); a stream that breaks off or goes quiet for TEXT_STREAM_IDLE_MS ends with an `error` event. `background: true`: the Response at once, status `queued`; with `stream: true` too, the events from the gateway's record as its run updates it (response.created, response.queued, response.in_progress, then every output item's events and response.completed / response.incomplete / response.failed), numbered the same on every read.",
             headers: { 'x-request-id': HEADERS.requestId, ...HEADERS.rateLimit },
             content: {
               'application/json': { schema: ref('Response') },
@@ -61,10 +61,38 @@ export function responsesRoutes(): RouteDoc[] {
           "The Response as stored once it is final; a foreground one still running is read afresh from its channel. A background one is read from the gateway's record, which its run keeps current: no worker or upstream call is needed.",
         tags: ['Responses'],
         security: KEY_BEARER,
-        parameters: [responseId],
+        parameters: [
+          responseId,
+          {
+            name: 'stream',
+            in: 'query',
+            required: false,
+            description: '`true`: the response as Server-Sent Events, followed to its end (a background one as its run updates it).',
+            schema: { type: 'boolean' },
+          },
+          {
+            name: 'starting_after',
+            in: 'query',
+            required: false,
+            description: 'With `stream=true`: only the events after this sequence number (a client resuming its stream).',
+            schema: { type: 'integer', minimum: 0 },
+          },
+        ],
         responses: {
-          '200': keyedJson('The Response.', 'Response'),
-          ...errors({ ...KEY_ERRORS, 404: NOT_FOUND, 502: 'Its channel could not be read.' }),
+          '200': {
+            description: 'The Response; with `stream=true`, its events as Server-Sent Events (`event: <type>` + `data: <ResponseStreamEvent>`).',
+            headers: { 'x-request-id': HEADERS.requestId, ...HEADERS.rateLimit },
+            content: {
+              'application/json': { schema: ref('Response') },
+              'text/event-stream': { schema: { type: 'string', description: 'SSE: `event: <type>` + `data: <ResponseStreamEvent JSON>`.' } },
+            },
+          },
+          ...errors({
+            ...KEY_ERRORS,
+            400: '`stream` not true or false, `starting_after` not a sequence number.',
+            404: NOT_FOUND,
+            502: 'Its channel could not be read.',
+          }),
         },
       },
     },
