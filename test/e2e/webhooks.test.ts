@@ -384,3 +384,18 @@ test("background responses: the request's callback_url gets response.completed (
   expect(events.map((e) => e.type).sort()).toEqual(['response.cancelled', 'response.completed']);
   expect(events.find((e) => e.type === 'response.completed')!.attempts.map((a) => a.http_status)).toEqual([500, 500, 200]);
 }, 90_000);
+
+test('a video chat completion takes callback_url too: its task announces video.completed there', async () => {
+  const { key, secret } = await keyWithEndpoint('wh-chat', `${receiver.url}/chat-key`);
+  const res = await call<{ choices: { message: { content: string } }[] }>(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    json: { model: 'motion-2', messages: [{ role: 'user', content: 'a kite [sim:ms=500]' }], callback_url: `${receiver.url}/chat-callback` },
+  });
+  expect(res.status).toBe(200);
+  const taskId = /task_id: (\S+)/.exec(res.body.choices[0]!.message.content)?.[1];
+  expect(taskId).toBeDefined();
+  const delivery = await arrived(taskId!);
+  expect(delivery.path).toBe('/chat-callback');
+  expect(verifyWebhook(secret, delivery.headers, delivery.body)).toMatchObject({ type: 'video.completed', data: { id: taskId, status: 'completed' } });
+}, 60_000);

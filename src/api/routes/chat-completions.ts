@@ -1,5 +1,7 @@
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
+import { WebhookStore } from '../../store/webhooks';
+import { checkedCallbackUrl } from '../callback-url';
 import { findVideoModel } from '../../catalog/models';
 import { newTaskId } from '../../catalog/task-id';
 import { watchTask } from '../../tasks/watch';
@@ -76,6 +78,7 @@ async function answerText(ctx: ParameterizedContext<GatewayState>, deps: TextRou
 export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const requireChannel = channelCheck(deps.channels);
+  const webhooks = new WebhookStore(deps.db);
 
   router.post('/v1/chat/completions', jsonBody(deps.config.env.MAX_JSON_BODY_BYTES), async (ctx) => {
     const requested = (ctx.request.body as { model?: unknown } | null)?.model;
@@ -94,6 +97,7 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
     // The answer stays open until the task ends, streamed or not: it counts as one of the key's streams.
     ctx.res.once('close', takeStreamSlot(deps.streams, ownerId));
     const prompt = promptOf(body);
+    const callbackUrl = await checkedCallbackUrl(body.callback_url, ownerId, deps.config.env, webhooks);
     const started = await createTaskOnce(ctx, deps, {
       fingerprint: ['POST /v1/chat/completions', ctx.request.body],
       newTaskId: () => newTaskId(model.id),
@@ -108,6 +112,7 @@ export function chatCompletionsRoutes(deps: VideoRouteDeps & TextRouteDeps): Rou
           size: '720x1280',
           seconds: model.durations?.[0],
           cast: await castFromPrompt(prompt, ownerId, deps.characters),
+          callbackUrl,
         });
         const state = await deps.paid.start(request);
         ctx.state.log.info({ taskId, model: model.id, stream: body.stream === true }, 'task created');

@@ -16,6 +16,8 @@ export const chatVideoBody = z.looseObject({
     .array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']), content: messageContent.nullable().optional() }))
     .min(1, 'messages must not be empty'),
   stream: z.boolean().optional(),
+  /** The gateway's own: where the task's completion webhook goes (README "Completion webhooks"). */
+  callback_url: z.string().min(1).max(2048).optional(),
 });
 
 export type ChatVideoBody = z.output<typeof chatVideoBody>;
