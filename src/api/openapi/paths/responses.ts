@@ -11,6 +11,15 @@ const NOT_FOUND = "No response of this key with that id (another key's, a delete
 const BACKGROUND_400 =
   '`background: true` with `store: false`; `callback_url` without `background: true`, not https, on a private address, or for a key with no webhook secret (`invalid_callback_url`, `webhook_secret_missing`)';
 
+/** A 200 that is the Response, or its events when streamed. */
+const RESPONSE_OR_EVENTS = {
+  headers: { 'x-request-id': HEADERS.requestId, ...HEADERS.rateLimit },
+  content: {
+    'application/json': { schema: ref('Response') },
+    'text/event-stream': { schema: { type: 'string', description: 'SSE: `event: <type>` + `data: <ResponseStreamEvent JSON>`.' } },
+  },
+};
+
 /** The Responses API (routes/responses.ts). */
 export function responsesRoutes(): RouteDoc[] {
   return [
@@ -33,11 +42,7 @@ export function responsesRoutes(): RouteDoc[] {
           '200': {
             description:
               "Not streamed: the Response. Streamed (`stream: true`): Server-Sent Events in the upstream's order, each `event: <type>` and `data: <ResponseStreamEvent>` with its `sequence_number`, from response.created to response.completed (or response.incomplete / response.failed); a stream that breaks off or goes quiet for TEXT_STREAM_IDLE_MS ends with an `error` event. `background: true`: the Response at once, status `queued`; with `stream: true` too, the events from the gateway's record as its run updates it (response.created, response.queued, response.in_progress, then every output item's events and response.completed / response.incomplete / response.failed), numbered the same on every read.",
-            headers: { 'x-request-id': HEADERS.requestId, ...HEADERS.rateLimit },
-            content: {
-              'application/json': { schema: ref('Response') },
-              'text/event-stream': { schema: { type: 'string', description: 'SSE: `event: <type>` + `data: <ResponseStreamEvent JSON>`.' } },
-            },
+            ...RESPONSE_OR_EVENTS,
           },
           ...errors({
             ...KEY_ERRORS,
@@ -81,11 +86,7 @@ export function responsesRoutes(): RouteDoc[] {
         responses: {
           '200': {
             description: 'The Response; with `stream=true`, its events as Server-Sent Events (`event: <type>` + `data: <ResponseStreamEvent>`).',
-            headers: { 'x-request-id': HEADERS.requestId, ...HEADERS.rateLimit },
-            content: {
-              'application/json': { schema: ref('Response') },
-              'text/event-stream': { schema: { type: 'string', description: 'SSE: `event: <type>` + `data: <ResponseStreamEvent JSON>`.' } },
-            },
+            ...RESPONSE_OR_EVENTS,
           },
           ...errors({
             ...KEY_ERRORS,
