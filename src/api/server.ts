@@ -163,7 +163,6 @@ export async function startApiServer(opts: {
       retryMaxMs: env.UPSTREAM_RETRY_MAX_MS,
       textChannels,
       timeouts: { requestMs: env.UPSTREAM_TIMEOUT_MS, pollMs: env.UPSTREAM_TIMEOUT_MS },
-      logger,
     }),
     // Built beside the compiled code: dist/src/api/server.js -> dist/console.
     consoleDir: path.resolve(__dirname, '..', '..', 'console'),

@@ -6,7 +6,6 @@
  * return the record, which the run keeps current: no worker, no Temporal call. Cancel and delete
  * cancel the run, which asks the provider to stop and bills what it says was produced.
  */
-import type { Logger } from 'pino';
 import { needsResponsesOutputCap, textCeiling } from '../billing/text-ceiling';
 import type { PriceTable } from '../billing/prices';
 import { DEFAULT_SUBMIT_ATTEMPTS, type TextChannel } from '../config/channels';
@@ -33,7 +32,6 @@ export interface BackgroundServiceDeps {
   /** For the upstream delete of a finished response. */
   textChannels: readonly TextChannel[];
   timeouts: ResponsesClientTimeouts;
-  logger: Logger;
 }
 
 /** A channel's poll interval and create attempts when it sets none (channels made outside the loader). */
