@@ -42,6 +42,8 @@ export interface BackgroundResponses {
    * resolves, so an immediate GET finds it. Resolves with its first state (queued / in_progress).
    */
   create(request: BackgroundCreate): Promise<Record<string, unknown>>;
+  /** True for the record of a create whose run could not be started (the client was answered an error, not this response). */
+  neverStarted(stored: StoredResponse): boolean;
   /** Its current state (GET /v1/responses/{id}); `stored` is the key's own record. */
   retrieve(stored: StoredResponse): Promise<Record<string, unknown>>;
   /** Cancels it (POST /v1/responses/{id}/cancel); a finished one is answered as it is. */

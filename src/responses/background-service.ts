@@ -37,6 +37,9 @@ export interface BackgroundServiceDeps {
 /** A channel's poll interval and create attempts when it sets none (channels made outside the loader). */
 const DEFAULT_POLL_MS = 2000;
 
+/** The error code of a record whose run could not be started. */
+const NOT_STARTED = 'not_started';
+
 /** Request fields a Response object repeats (OpenAI's shape), shown from the first, queued state on. */
 const ECHOED = [
   'instructions',
@@ -127,12 +130,17 @@ export class BackgroundResponseService implements BackgroundResponses {
         await deps.tasks.startResponse(input);
       } catch (err) {
         await deps.store
-          .finish(request.id, { ...queued, status: 'failed', error: { code: 'not_started', message: 'The response could not be started.' } })
+          .finish(request.id, { ...queued, status: 'failed', error: { code: NOT_STARTED, message: 'The response could not be started.' } })
           .catch(() => undefined);
         throw err;
       }
     });
     return queued;
+  }
+
+  neverStarted(stored: StoredResponse): boolean {
+    const error = stored.response?.error;
+    return stored.status === 'failed' && typeof error === 'object' && error !== null && 'code' in error && error.code === NOT_STARTED;
   }
 
   async retrieve(stored: StoredResponse): Promise<Record<string, unknown>> {

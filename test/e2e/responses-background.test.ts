@@ -224,6 +224,31 @@ test('streamed: the events in order from response.created to response.completed,
   expect(rest).toEqual(events.slice(3));
 }, 60_000);
 
+test('Idempotency-Key: a repeated create answers the same response, one upstream response, one hold; the key with another body is refused', async () => {
+  const { openai, keyId } = await client('bg-idempotent');
+  const tag = nonce();
+  const key = `idem-${tag}`;
+  const params = { model: PRO, input: `Once [sim:ms=800]`, background: true, metadata: { tag } } as const;
+  const first = await openai.responses.create(params, { headers: { 'Idempotency-Key': key } }).withResponse();
+  const again = await openai.responses.create(params, { headers: { 'Idempotency-Key': key } }).withResponse();
+  expect(again.data.id).toBe(first.data.id);
+  expect(first.response.headers.get('idempotent-replayed')).toBeNull();
+  expect(again.response.headers.get('idempotent-replayed')).toBe('true');
+  // The same request streamed is still a repeat: its events are the first response's.
+  const streamed = await openai.responses.create({ ...params, stream: true }, { headers: { 'Idempotency-Key': key } });
+  for await (const event of streamed) {
+    if (event.type === 'response.created') expect(event.response.id).toBe(first.data.id);
+  }
+  await expect(openai.responses.create({ ...params, input: 'Another request' }, { headers: { 'Idempotency-Key': key } })).rejects.toMatchObject({
+    status: 422,
+    code: 'idempotency_key_reused',
+  });
+  const { response } = await settled(openai, first.data.id);
+  expect(response.status).toBe('completed');
+  expect(await upstreamResponses(tag)).toHaveLength(1);
+  await expectBilledOnce(keyId, response);
+}, 60_000);
+
 test('refusals: another key cannot read or cancel it; store false; a hold the balance cannot cover', async () => {
   const { openai } = await client('bg-owner');
   const { openai: other } = await client('bg-other');

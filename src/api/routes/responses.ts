@@ -16,13 +16,15 @@ import type { WebhookStore } from '../../store/webhooks';
 import { checkedCallbackUrl } from '../callback-url';
 import { callerKey, type GatewayState } from '../context';
 import { GatewayError, InvalidRequestError, NotFoundError } from '../errors';
+import { idempotentCreate, type IdempotencyDeps } from '../idempotency';
+import { CREATE_LEASE_SECONDS } from '../task-request';
 import { jsonBody } from '../middleware/json-body';
 import { responsesBody, type ResponsesBody } from '../schemas/responses';
 import { parseOrThrow } from '../schemas/zod-error';
 import { answerFromUpstream, takeStreamSlot, textChannelsFor, type TextRouteDeps } from '../text-proxy-route';
 import { streamRecord } from './response-record-stream';
 
-export interface ResponsesRouteDeps extends TextRouteDeps {
+export interface ResponsesRouteDeps extends TextRouteDeps, IdempotencyDeps {
   config: { env: Env };
   /** Where callback_url's signing secret is looked up. */
   webhooks: WebhookStore;
@@ -115,33 +117,48 @@ async function create(ctx: Ctx, deps: ResponsesRouteDeps): Promise<void> {
     );
   }
   const { channels, previous } = await channelsForRequest(deps, body, key.id);
-  const id = newResponseId();
   const upstreamPreviousId = previous?.upstreamId ?? null;
 
   if (body.background === true) {
     if (body.store === false) throw new InvalidRequestError('Background responses must be stored: store cannot be false.', 'store', 'invalid_value');
-    if (!deps.backgroundResponses)
-      throw new InvalidRequestError('background responses are not enabled on this gateway.', 'background', 'background_not_enabled');
+    const background = deps.backgroundResponses;
+    if (!background) throw new InvalidRequestError('background responses are not enabled on this gateway.', 'background', 'background_not_enabled');
     const callbackUrl = await checkedCallbackUrl(body.callback_url, key.id, deps.config.env, deps.webhooks);
     const { stream: _stream, callback_url: _callbackUrl, ...rest } = body;
     // Over the key's streams it is refused before anything is charged or started.
     if (body.stream === true) takeStreamSlot(deps.streams, key.id)();
-    const created = await deps.backgroundResponses.create({
-      id,
-      keyId: key.id,
-      requestId: ctx.state.requestId,
-      model: body.model,
-      channels,
-      body: rest,
-      upstreamPreviousId,
-      contextTokens: previous ? contextTokensOf(previous) : 0,
-      ...(callbackUrl ? { callbackUrl } : {}),
+    // Under an Idempotency-Key a repeat (a client's retry after a lost answer) gets the response
+    // the first made, charged once; streaming or not does not make two requests different.
+    const created = await idempotentCreate(ctx, deps, {
+      fingerprint: { endpoint: 'responses', body: rest, callbackUrl: body.callback_url ?? null },
+      fresh: () => ({ taskId: newResponseId() }),
+      leaseSeconds: CREATE_LEASE_SECONDS,
+      existing: async (ids) => {
+        const stored = await deps.responses.get(ids.taskId, key.id);
+        // A create whose run never started made nothing to answer: the repeat makes it anew.
+        return stored && !background.neverStarted(stored) ? { id: stored.id, response: await background.retrieve(stored) } : null;
+      },
+      create: async (ids) => ({
+        id: ids.taskId,
+        response: await background.create({
+          id: ids.taskId,
+          keyId: key.id,
+          requestId: ctx.state.requestId,
+          model: body.model,
+          channels,
+          body: rest,
+          upstreamPreviousId,
+          contextTokens: previous ? contextTokensOf(previous) : 0,
+          ...(callbackUrl ? { callbackUrl } : {}),
+        }),
+      }),
     });
-    if (body.stream === true) streamStored(ctx, deps, id, key.id, -1);
-    else ctx.body = created;
+    if (body.stream === true) streamStored(ctx, deps, created.id, key.id, -1);
+    else ctx.body = created.response;
     return;
   }
 
+  const id = newResponseId();
   const { protocol, outcome } = protocolForRequest({ ids: { id, previousResponseId: previous?.id ?? null }, upstreamPreviousId, model: body.model });
   // The hold needs a bound on the output: a request that names none gets the gateway's cap.
   const capped = needsResponsesOutputCap(body);

@@ -2,7 +2,7 @@ import { responsesBody } from '../../schemas/responses';
 import { ref } from '../components';
 import { requestSchema } from '../json-schema';
 import { KEY_BEARER } from '../security';
-import { errors, HEADERS, JSON_BODY_400, keyedJson, pathId } from '../responses';
+import { errors, HEADERS, IDEMPOTENCY_KEY, JSON_BODY_400, keyedJson, pathId } from '../responses';
 import type { RouteDoc } from '../types';
 import { KEY_ERRORS } from '../responses';
 
@@ -33,6 +33,9 @@ export function responsesRoutes(): RouteDoc[] {
           "Proxied to an `openai-responses` channel serving the model, with failover before the first byte, a hold on the key for the most the request can cost and billing from the reported usage (reasoning tokens are output tokens). The answer carries the gateway's own response id; `previous_response_id` names a response of this key, and is sent to the channel that holds it. Without `max_output_tokens` the gateway sends its cap (TEXT_DEFAULT_MAX_TOKENS). `input` is required unless `previous_response_id` is given. `background: true` makes it a durable run (a Temporal workflow, id = the response id): its worst-case price is held as a charge, it is created upstream (failing over to the next channel while the provider surely took nothing), polled to its end, and settled from the reported usage (a failed one is refunded in full); `callback_url` (the gateway's own field) names where its completion webhook goes.",
         tags: ['Responses'],
         security: KEY_BEARER,
+        parameters: [
+          { ...IDEMPOTENCY_KEY, description: `Background responses only (a repeat answers the same response). ${IDEMPOTENCY_KEY.description ?? ''}` },
+        ],
         requestBody: {
           required: true,
           description: 'At most MAX_JSON_BODY_BYTES (20 MiB).',
@@ -43,12 +46,15 @@ export function responsesRoutes(): RouteDoc[] {
             description:
               "Not streamed: the Response. Streamed (`stream: true`): Server-Sent Events in the upstream's order, each `event: <type>` and `data: <ResponseStreamEvent>` with its `sequence_number`, from response.created to response.completed (or response.incomplete / response.failed); a stream that breaks off or goes quiet for TEXT_STREAM_IDLE_MS ends with an `error` event. `background: true`: the Response at once, status `queued`; with `stream: true` too, the events from the gateway's record as its run updates it (response.created, response.queued, response.in_progress, then every output item's events and response.completed / response.incomplete / response.failed), numbered the same on every read.",
             ...RESPONSE_OR_EVENTS,
+            headers: { ...RESPONSE_OR_EVENTS.headers, 'idempotent-replayed': HEADERS.idempotentReplayed },
           },
           ...errors({
             ...KEY_ERRORS,
             400: `${JSON_BODY_400}; an invalid or unknown parameter (\`param\` names it); a model no openai-responses channel serves (\`model_not_found\`) or a native or video model (\`model_not_supported\`); an unknown previous_response_id (\`previous_response_not_found\`); ${BACKGROUND_400}`,
             402: "The key's balance does not cover the request's most expensive outcome (`insufficient_quota`).",
+            409: 'A background create with this Idempotency-Key is still running (`idempotency_key_in_use`, Retry-After), or its response is no longer readable (`idempotency_key_expired`).',
             413: 'The body is over MAX_JSON_BODY_BYTES (`request_too_large`).',
+            422: 'This Idempotency-Key was used for a different background create (`idempotency_key_reused`).',
             429: "Over the key's rate_limit_rpm, its streams (`too_many_streams`) or text requests (`too_many_requests_in_flight`) in flight.",
             502: 'No upstream channel answered; the last upstream error is relayed as the provider sent it when there was one.',
             503: 'A background response whose run Temporal could not start (`temporal_unavailable`); its hold is released.',
