@@ -4,6 +4,7 @@
  * Reads the store the gateway is configured with (DATABASE_URL, or the embedded store in
  * DATA_DIR, which only one process may open: stop the gateway or use GET /admin/audit).
  */
+import { SLOT_KINDS_SQL } from './charge-lifecycle';
 import { num } from './ledger';
 import type { Sql } from '../store/db';
 
@@ -80,7 +81,7 @@ export async function auditLedger(db: Sql): Promise<AuditReport> {
   }
   const counters = await db.query<{ id: string; tasks_in_flight: number; running: number }>(
     `select k.id, k.tasks_in_flight,
-            (select count(*)::int from billed_tasks t where t.key_id = k.id and t.kind = 'video' and t.state in ('charged', 'started')) as running
+            (select count(*)::int from billed_tasks t where t.key_id = k.id and t.kind in ${SLOT_KINDS_SQL} and t.state in ('charged', 'started')) as running
      from api_keys k`,
   );
   for (const c of counters) {

@@ -40,8 +40,15 @@ export const CHARGE_EDGES: Record<ChargeEdge, { from: readonly ChargeState[]; to
   refundUnstarted: { from: ['charged'], to: 'refunded' },
 };
 
-/** States in which a task holds one of its key's video slots (tasks in flight). */
+/** States in which a task holds one of its key's slots (tasks in flight). */
 export const LIVE_CHARGE_STATES: readonly ChargeState[] = ['charged', 'started'];
+
+/**
+ * The kinds of paid task that hold a slot while live, counted against the key's
+ * max_concurrent_tasks: the durable runs (videos, background responses). A character's create
+ * answers its outcome, so it holds none. As SQL, for the ledger's statements.
+ */
+export const SLOT_KINDS_SQL = "('video', 'response')";
 
 /** What an edge found: it moved the charge, or the state it found instead (or no charge at all). */
 export type EdgeOutcome = 'moved' | ChargeState | 'missing';

@@ -1,7 +1,7 @@
 import type { Db, Sql } from '../store/db';
 import type { TextUsage } from '../providers/usage';
 import { metrics, type StoreFigures } from '../metrics/metrics';
-import { CHARGE_EDGES, LIVE_CHARGE_STATES, type ChargeEdge, type ChargeState, type EdgeOutcome } from './charge-lifecycle';
+import { CHARGE_EDGES, LIVE_CHARGE_STATES, SLOT_KINDS_SQL, type ChargeEdge, type ChargeState, type EdgeOutcome } from './charge-lifecycle';
 
 /**
  * Balances and their ledger. Every movement is one ledger row and one balance update in the
@@ -102,7 +102,7 @@ export class InsufficientBalance extends Error {
   }
 }
 
-/** The key already has its maximum of video tasks in flight. */
+/** The key already has its maximum of tasks in flight (videos and background responses). */
 export class TooManyTasksInFlight extends Error {
   constructor(readonly limit: number) {
     super(`${limit} tasks in flight`);
@@ -176,7 +176,7 @@ export class BillingStore {
          union all
          select i.ord,
                 case when d.outcome = 'charged' then w.balance - i.amount else w.balance end,
-                case when d.outcome = 'charged' and i.kind = 'video' then w.in_flight + 1 else w.in_flight end,
+                case when d.outcome = 'charged' and i.kind in ${SLOT_KINDS_SQL} then w.in_flight + 1 else w.in_flight end,
                 d.outcome, w.balance
          from walk w
          join input i on i.ord = w.ord + 1
@@ -184,7 +184,7 @@ export class BillingStore {
          cross join lateral (select case
            when i.repeated then 'already'
            when k.limited and w.balance < i.amount then 'balance'
-           when i.kind = 'video' and k.max_concurrent_tasks is not null and w.in_flight >= k.max_concurrent_tasks then 'slots'
+           when i.kind in ${SLOT_KINDS_SQL} and k.max_concurrent_tasks is not null and w.in_flight >= k.max_concurrent_tasks then 'slots'
            else 'charged' end as outcome) d
        ), task as (
          insert into billed_tasks (task_id, key_id, kind, model, amount, state, next_check_at)
@@ -200,7 +200,7 @@ export class BillingStore {
        ), moved as (
          -- The balance moves by what the ledger received, so it equals its ledger whatever happens.
          update api_keys set balance = balance + (select sum(amount) from entry),
-                             tasks_in_flight = tasks_in_flight + (select count(*) from task where kind = 'video' and task_id in (select ref from entry))
+                             tasks_in_flight = tasks_in_flight + (select count(*) from task where kind in ${SLOT_KINDS_SQL} and task_id in (select ref from entry))
          where id = $1 and exists (select 1 from entry) returning id
        )
        select w.outcome, w.balance_before, k.max_concurrent_tasks,
@@ -269,7 +269,7 @@ export class BillingStore {
          on conflict (kind, ref) do nothing returning key_id, amount
        ), moved as (
          update api_keys k set balance = k.balance + entry.amount,
-                               tasks_in_flight = k.tasks_in_flight - (case when task.kind = 'video' then 1 else 0 end)
+                               tasks_in_flight = k.tasks_in_flight - (case when task.kind in ${SLOT_KINDS_SQL} then 1 else 0 end)
          from entry, task where k.id = entry.key_id returning k.id
        )
        select $1 as task_id, task.kind, task.model, task.amount from moved, task`,
@@ -291,7 +291,7 @@ export class BillingStore {
       `with task as (
          update billed_tasks set state = 'completed', settled_at = now() where task_id = $1 and state = any($2::text[]) returning task_id, key_id, kind, model, amount
        ), freed as (
-         update api_keys k set tasks_in_flight = k.tasks_in_flight - 1 from task where k.id = task.key_id and task.kind = 'video' returning k.id
+         update api_keys k set tasks_in_flight = k.tasks_in_flight - 1 from task where k.id = task.key_id and task.kind in ${SLOT_KINDS_SQL} returning k.id
        )
        select task_id, kind, model, amount from task`,
       [],
@@ -325,7 +325,8 @@ export class BillingStore {
          from task t join entry e on e.key_id = t.key_id where $4::text is not null
          on conflict (id) do nothing returning price
        ), moved as (
-         update api_keys k set balance = k.balance + entry.amount - coalesce((select sum(price) from recorded), 0)
+         update api_keys k set balance = k.balance + entry.amount - coalesce((select sum(price) from recorded), 0),
+                               tasks_in_flight = k.tasks_in_flight - 1
          from entry where k.id = entry.key_id returning k.id
        )
        select task.amount, task.model from task, moved`,

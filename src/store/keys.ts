@@ -12,7 +12,7 @@ export interface ApiKey {
   limited: boolean;
   /** Requests per minute, or null for no limit. */
   rateLimitRpm: number | null;
-  /** Video tasks in flight at once, or null for no limit. */
+  /** Video tasks and background responses in flight at once, or null for no limit. */
   maxConcurrentTasks: number | null;
   /** Text requests in flight at once, or null for the gateway's default (TEXT_MAX_IN_FLIGHT_PER_KEY). */
   maxTextInFlight: number | null;

@@ -297,6 +297,15 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       "alter table billed_tasks add constraint billed_tasks_kind_check check (kind in ('video', 'character', 'response'))",
     ],
   },
+  {
+    id: 17,
+    name: "background responses hold a slot of the key's max_concurrent_tasks, like video tasks",
+    sql: [
+      // The counter is recounted from the live charges: the responses running now take their slots.
+      `update api_keys k set tasks_in_flight =
+         (select count(*) from billed_tasks t where t.key_id = k.id and t.kind in ('video', 'response') and t.state in ('charged', 'started'))`,
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

@@ -140,7 +140,7 @@ export class PaidTasks {
       }
       if (err instanceof TooManyTasksInFlight) {
         throw new TooManyTasks(
-          `This key already has ${err.limit} video tasks in flight, its limit. Retry once one of them has finished.`,
+          `This key already has ${err.limit} tasks (videos and background responses) in flight, its limit. Retry once one of them has finished.`,
           TASKS_IN_FLIGHT_RETRY_SECONDS,
         );
       }

@@ -249,6 +249,22 @@ test('Idempotency-Key: a repeated create answers the same response, one upstream
   await expectBilledOnce(keyId, response);
 }, 60_000);
 
+// (Video tasks share these slots: billing-store.test.ts; this gateway has no video channel.)
+test("a background response holds one of the key's max_concurrent_tasks slots until it ends", async () => {
+  const issued = await gw.issueKeyWithId('bg-slots', { quota: QUOTA, max_concurrent_tasks: 1 });
+  const openai = new OpenAI({ apiKey: issued.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const running = await openai.responses.create({ model: PRO, input: 'Slow [sim:ms=1500]', background: true });
+  await expect(openai.responses.create({ model: PRO, input: 'Second', background: true })).rejects.toMatchObject({ status: 429, code: 'too_many_tasks' });
+  await settled(openai, running.id);
+  // Its end freed the slot.
+  await waitFor('slot freed', async () => {
+    const billing = (await (await fetch(`${gw.url}/v1/billing`, { headers: { authorization: `Bearer ${issued.key}` } })).json()) as { tasks_in_flight: number };
+    return billing.tasks_in_flight === 0;
+  });
+  const next = await openai.responses.create({ model: PRO, input: 'Next [sim:ms=300]', background: true });
+  expect((await settled(openai, next.id)).response.status).toBe('completed');
+}, 60_000);
+
 test('refusals: another key cannot read or cancel it; store false; a hold the balance cannot cover', async () => {
   const { openai } = await client('bg-owner');
   const { openai: other } = await client('bg-other');

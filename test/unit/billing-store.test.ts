@@ -306,6 +306,25 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect((await billing.view(key.id))?.balance).toBeNull();
   });
 
+  test('background responses share the slots of video tasks: each settle or refund frees its own, a character takes none', async () => {
+    const key = await keys.issue('slots-shared', { maxConcurrentTasks: 2 });
+    const respond = (id: string) => billing.chargeTask({ keyId: key.id, taskId: id, kind: 'response', model: 'o3-pro', amount: PRICE });
+    await respond(`sr1-${key.id}`);
+    await charge(key.id, `sv1-${key.id}`);
+    await expect(respond(`sr2-${key.id}`)).rejects.toBeInstanceOf(TooManyTasksInFlight);
+    await expect(charge(key.id, `sv2-${key.id}`)).rejects.toBeInstanceOf(TooManyTasksInFlight);
+    await expect(billing.chargeTask({ keyId: key.id, taskId: `sc1-${key.id}`, kind: 'character', model: 'motion-1', amount: PRICE })).resolves.toBe('charged');
+    expect((await billing.view(key.id))?.tasksInFlight).toBe(2);
+    // Settled (twice: the second finds it settled and frees nothing more).
+    await billing.settleResponse(`sr1-${key.id}`, null);
+    await billing.settleResponse(`sr1-${key.id}`, null);
+    expect((await billing.view(key.id))?.tasksInFlight).toBe(1);
+    await respond(`sr2-${key.id}`);
+    // A response refunded from outside its run (the reconciler) frees its slot too.
+    expect(await billing.refundTask(`sr2-${key.id}`, 'stopped')).toBe('moved');
+    expect((await billing.view(key.id))?.tasksInFlight).toBe(1);
+  });
+
   test.each(chargePaths)('50 concurrent charges with 3 tasks in flight allowed (%s): exactly 3 succeed', async (_path, makeCharge) => {
     const chargeVia = makeCharge();
     const key = await keys.issue('slot-race', { maxConcurrentTasks: 3 });

@@ -70,7 +70,7 @@ function CreateKey({ onCreated }: { onCreated: () => void }) {
           <input type="number" min={1} step={1} value={rpm} onInput={(e) => setRpm(e.currentTarget.value)} />
         </label>
         <label>
-          Concurrent video tasks
+          Concurrent tasks (videos, background responses)
           <input type="number" min={1} step={1} value={concurrent} onInput={(e) => setConcurrent(e.currentTarget.value)} />
         </label>
         <div class="actions">
@@ -180,7 +180,7 @@ function KeyPanel({ k, onChange }: { k: AdminKey; onChange: () => void }) {
               <input id="limit-rpm" type="number" min={1} step={1} value={rpm} onInput={(e) => setRpm(e.currentTarget.value)} />
             </label>
             <label>
-              Concurrent video tasks
+              Concurrent tasks (videos, background responses)
               <input id="limit-concurrent" type="number" min={1} step={1} value={concurrent} onInput={(e) => setConcurrent(e.currentTarget.value)} />
             </label>
             <label>

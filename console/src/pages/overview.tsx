@@ -22,7 +22,7 @@ export function Overview() {
           <Card title="Balance" value={credits(b.balance)} note={b.balance === null ? 'no quota' : dollars(b.balance)} />
           <Card title="Spent" value={credits(b.spent)} note={dollars(b.spent)} />
           <Card title="Held by text requests" value={credits(b.held)} />
-          <Card title="Video tasks in flight" value={`${b.tasks_in_flight}${b.max_concurrent_tasks ? ` / ${b.max_concurrent_tasks}` : ''}`} />
+          <Card title="Tasks in flight" value={`${b.tasks_in_flight}${b.max_concurrent_tasks ? ` / ${b.max_concurrent_tasks}` : ''}`} />
           <Card title="Rate limit" value={b.rate_limit_rpm ? `${b.rate_limit_rpm} / min` : 'none'} />
         </div>
       ) : null}

@@ -55,7 +55,7 @@ export function responsesRoutes(): RouteDoc[] {
             409: 'A background create with this Idempotency-Key is still running (`idempotency_key_in_use`, Retry-After), or its response is no longer readable (`idempotency_key_expired`).',
             413: 'The body is over MAX_JSON_BODY_BYTES (`request_too_large`).',
             422: 'This Idempotency-Key was used for a different background create (`idempotency_key_reused`).',
-            429: "Over the key's rate_limit_rpm, its streams (`too_many_streams`) or text requests (`too_many_requests_in_flight`) in flight.",
+            429: "Over the key's rate_limit_rpm, its streams (`too_many_streams`) or text requests (`too_many_requests_in_flight`) in flight; a background create over its max_concurrent_tasks (`too_many_tasks`, Retry-After).",
             502: 'No upstream channel answered; the last upstream error is relayed as the provider sent it when there was one.',
             503: 'A background response whose run Temporal could not start (`temporal_unavailable`); its hold is released.',
           }),

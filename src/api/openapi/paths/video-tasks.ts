@@ -11,7 +11,7 @@ export const CREATE_ERRORS = {
   402: "The key's balance does not cover the task (`insufficient_quota`).",
   409: 'A request with this Idempotency-Key is still running (`idempotency_key_in_use`, Retry-After), or its task is no longer readable (`idempotency_key_expired`).',
   422: 'This Idempotency-Key was used for a different request (`idempotency_key_reused`).',
-  429: "Over the key's rate_limit_rpm (`rate_limit_exceeded`), or its max_concurrent_tasks video tasks are in flight (`too_many_tasks`).",
+  429: "Over the key's rate_limit_rpm (`rate_limit_exceeded`), or its max_concurrent_tasks tasks (videos and background responses) are in flight (`too_many_tasks`).",
   503: 'Temporal is unreachable (`temporal_unavailable`); nothing was charged.',
 } satisfies Partial<Record<ErrorStatus, string>>;
 

@@ -11,7 +11,7 @@ import { credits, unixSeconds } from './common';
 
 const limits = {
   rate_limit_rpm: z.int().nullable(),
-  max_concurrent_tasks: z.int().nullable(),
+  max_concurrent_tasks: z.int().nullable().meta({ description: 'Video tasks and background responses in flight at once; null for no limit.' }),
   max_text_in_flight: z.int().nullable().meta({ description: "Null: the gateway's default (TEXT_MAX_IN_FLIGHT_PER_KEY)." }),
 };
 
