@@ -18,6 +18,7 @@ import {
   WorkflowNotFoundError,
   type Connection,
   type WorkflowClientInterceptor,
+  type WorkflowStartOptions,
 } from '@temporalio/client';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import type { temporal } from '@temporalio/proto';
@@ -30,6 +31,9 @@ import { initialState, isTerminal, type TaskRequest, type TaskState } from './ta
 import { TaskServiceUnavailable, TaskStoreUnavailable } from './task-errors';
 import { withJobProgress } from './job-progress';
 import type { DeletedTasks } from './deleted-tasks';
+
+/** The start options every paid run shares (TaskService.startRun). */
+type RunStartOptions = Pick<WorkflowStartOptions, 'taskQueue' | 'workflowId' | 'typedSearchAttributes' | 'workflowIdReusePolicy'>;
 
 export interface TaskServiceOptions {
   namespace: string;
@@ -61,25 +65,9 @@ export class TaskService {
   async start(request: TaskRequest): Promise<TaskState> {
     const state = initialState(request);
     const input: VideoTaskInput = { request };
-    try {
-      await this.rpc(() =>
-        this.client.workflow.start(videoTaskWorkflow, {
-          taskQueue: this.opts.taskQueue,
-          workflowId: request.taskId,
-          args: [input],
-          memo: { state },
-          typedSearchAttributes: [
-            { key: SA_MODEL, value: request.model },
-            { key: SA_OWNER, value: request.ownerId },
-            { key: SA_STATUS, value: state.status },
-          ],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        }),
-      );
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
-      throw startFailure(err);
-    }
+    await this.startRun({ id: request.taskId, model: request.model, owner: request.ownerId, status: state.status }, (options) =>
+      this.client.workflow.start(videoTaskWorkflow, { ...options, args: [input], memo: { state } }),
+    );
     return state;
   }
 
@@ -88,20 +76,32 @@ export class TaskService {
    * attributes of a task so operators find it the same way in the Temporal UI.
    */
   async startResponse(input: BackgroundResponseInput): Promise<void> {
+    await this.startRun({ id: input.id, model: input.model, owner: input.keyId, status: 'queued' }, (options) =>
+      this.client.workflow.start(backgroundResponseWorkflow, { ...options, args: [input] }),
+    );
+  }
+
+  /**
+   * One paid run's start, given the options every run shares: its id, once (a second start of
+   * the id is refused with WorkflowExecutionAlreadyStartedError, passed on as is), and the search
+   * attributes operators filter by. Any other failure is a start failure (startFailure).
+   */
+  private async startRun(
+    run: { id: string; model: string; owner: string; status: string },
+    start: (options: RunStartOptions) => Promise<unknown>,
+  ): Promise<void> {
+    const options: RunStartOptions = {
+      taskQueue: this.opts.taskQueue,
+      workflowId: run.id,
+      typedSearchAttributes: [
+        { key: SA_MODEL, value: run.model },
+        { key: SA_OWNER, value: run.owner },
+        { key: SA_STATUS, value: run.status },
+      ],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    };
     try {
-      await this.rpc(() =>
-        this.client.workflow.start(backgroundResponseWorkflow, {
-          taskQueue: this.opts.taskQueue,
-          workflowId: input.id,
-          args: [input],
-          typedSearchAttributes: [
-            { key: SA_MODEL, value: input.model },
-            { key: SA_OWNER, value: input.keyId },
-            { key: SA_STATUS, value: 'queued' },
-          ],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        }),
-      );
+      await this.rpc(() => start(options));
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
       throw startFailure(err);
