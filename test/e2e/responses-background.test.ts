@@ -149,6 +149,26 @@ test('cancel: the SDK gets it cancelled at once, the provider is told, the hold 
   expect(entries.filter((e) => e.kind === 'usage')).toHaveLength(0);
 }, 90_000);
 
+test('delete: a running one is stopped, its run deletes the provider copy and releases the hold; a finished one is deleted upstream at once', async () => {
+  const { openai, keyId } = await client('bg-delete');
+  const tag = nonce();
+  const running = await openai.responses.create({ model: PRO, input: 'Delete me [sim:ms=30000]', background: true, metadata: { tag } });
+  await waitFor('in progress upstream', async () => (await openai.responses.retrieve(running.id)).status === 'in_progress', 20_000, 100);
+  await openai.responses.delete(running.id);
+  await expect(openai.responses.retrieve(running.id)).rejects.toMatchObject({ status: 404 });
+  await waitFor('run closed', async () => (await temporal.workflow.getHandle(running.id).describe()).status.name === 'COMPLETED', 20_000, 200);
+  await waitFor('the provider copy deleted', async () => (await upstreamResponses(tag)).length === 0, 20_000, 100);
+  await waitFor('hold released', async () => (await balanceOf(gw.url, keyId)) === QUOTA, 20_000, 100);
+
+  const finishedTag = nonce();
+  const finished = await openai.responses.create({ model: PRO, input: 'Then delete me [sim:ms=300]', background: true, metadata: { tag: finishedTag } });
+  expect((await settled(openai, finished.id)).response.status).toBe('completed');
+  expect(await upstreamResponses(finishedTag)).toHaveLength(1);
+  await openai.responses.delete(finished.id);
+  await expect(openai.responses.retrieve(finished.id)).rejects.toMatchObject({ status: 404 });
+  await waitFor('the finished one deleted upstream', async () => (await upstreamResponses(finishedTag)).length === 0, 20_000, 100);
+}, 90_000);
+
 test('the worker killed mid-response and the gateway restarted: reads go on with no worker, the response completes, one upstream response, billed once', async () => {
   const { openai, keyId } = await client('bg-crash');
   const tag = nonce();
