@@ -161,8 +161,6 @@ export async function startApiServer(opts: {
       deadlineMs: env.TASK_DEADLINE_MINUTES * 60_000,
       retryInitialMs: env.UPSTREAM_RETRY_INITIAL_MS,
       retryMaxMs: env.UPSTREAM_RETRY_MAX_MS,
-      textChannels,
-      timeouts: { requestMs: env.UPSTREAM_TIMEOUT_MS, pollMs: env.UPSTREAM_TIMEOUT_MS },
     }),
     // Built beside the compiled code: dist/src/api/server.js -> dist/console.
     consoleDir: path.resolve(__dirname, '..', '..', 'console'),

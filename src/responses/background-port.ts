@@ -49,8 +49,9 @@ export interface BackgroundResponses {
   /** Cancels it (POST /v1/responses/{id}/cancel); a finished one is answered as it is. */
   cancel(stored: StoredResponse): Promise<Record<string, unknown>>;
   /**
-   * Called after the route marked it deleted (DELETE /v1/responses/{id}): stop its run and
-   * delete it upstream. Failures are the port's to log; the client already got `deleted: true`.
+   * Called after the route marked it deleted (DELETE /v1/responses/{id}): stops its run, which
+   * deletes the provider's copy as it closes. Resolves with the record whose provider copy the
+   * caller deletes instead (its run had ended), or null when the run does it.
    */
-  deleted?(stored: StoredResponse): Promise<void>;
+  deleted(stored: StoredResponse): Promise<StoredResponse | null>;
 }

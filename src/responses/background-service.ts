@@ -8,8 +8,7 @@
  */
 import { needsResponsesOutputCap, textCeiling } from '../billing/text-ceiling';
 import type { PriceTable } from '../billing/prices';
-import { DEFAULT_SUBMIT_ATTEMPTS, type TextChannel } from '../config/channels';
-import { responsesClient, type ResponsesClientTimeouts } from '../providers/openai-responses/client';
+import { DEFAULT_SUBMIT_ATTEMPTS } from '../config/channels';
 import { isTerminalStatus } from '../providers/openai-responses/schemas';
 import type { ResponseStore, StoredResponse } from '../store/responses';
 import type { PaidTasks } from '../tasks/paid-tasks';
@@ -29,9 +28,6 @@ export interface BackgroundServiceDeps {
   /** The backoff of create attempts (UPSTREAM_RETRY_*). */
   retryInitialMs: number;
   retryMaxMs: number;
-  /** For the upstream delete of a finished response. */
-  textChannels: readonly TextChannel[];
-  timeouts: ResponsesClientTimeouts;
 }
 
 /** A channel's poll interval and create attempts when it sets none (channels made outside the loader). */
@@ -158,13 +154,11 @@ export class BackgroundResponseService implements BackgroundResponses {
     return ended ? this.retrieve(ended) : this.retrieve(stored);
   }
 
-  /** A running one's run is cancelled (it deletes the upstream copy as it closes); a finished one's copy is deleted now. */
-  async deleted(stored: StoredResponse): Promise<void> {
-    if (!isTerminalStatus(stored.status) && (await this.deps.tasks.cancel(stored.id)) === 'requested') return;
-    // Finished, or its run ended meanwhile (perhaps before the mark): its upstream copy is deleted here.
-    const record = isTerminalStatus(stored.status) ? stored : await this.deps.store.byId(stored.id);
-    const channel = this.deps.textChannels.find((c) => c.name === record?.channel);
-    if (!channel || !record || record.upstreamId === null) return;
-    await responsesClient(channel, this.deps.timeouts).delete(record.upstreamId);
+  /** A running one's run is cancelled (it deletes the upstream copy as it closes); a finished one is the caller's to delete upstream. */
+  async deleted(stored: StoredResponse): Promise<StoredResponse | null> {
+    if (isTerminalStatus(stored.status)) return stored;
+    if ((await this.deps.tasks.cancel(stored.id)) === 'requested') return null;
+    // Its run ended meanwhile (perhaps before the mark): as it ended, with where it lives upstream.
+    return this.deps.store.byId(stored.id);
   }
 }

@@ -295,14 +295,14 @@ export function responsesRoutes(deps: ResponsesRouteDeps): Router<GatewayState> 
     if (!(await deps.responses.markDeleted(stored.id, stored.keyId))) throw notFound(stored.id);
     ctx.body = { id: stored.id, object: 'response', deleted: true };
     // The provider's copy goes too, after the answer: the client's deletion is done either way.
+    // A background response's run is stopped first; a running one's run deletes the copy itself.
     const log = ctx.state.log;
-    const upstream = stored.background ? null : clientFor(deps, stored);
-    const removal = stored.background
-      ? background?.deleted?.(stored)
-      : upstream && stored.upstreamId !== null
-        ? upstream.client.delete(stored.upstreamId).then(() => undefined)
-        : undefined;
-    void removal?.catch((err: unknown) => log.warn({ err: (err as Error).message, channel: stored.channel }, 'upstream delete of a response failed'));
+    const removal = async (): Promise<void> => {
+      const record = stored.background ? await (background?.deleted(stored) ?? null) : stored;
+      const upstream = record && clientFor(deps, record);
+      if (upstream && record.upstreamId !== null) await upstream.client.delete(record.upstreamId);
+    };
+    void removal().catch((err: unknown) => log.warn({ err: (err as Error).message, channel: stored.channel }, 'upstream delete of a response failed'));
   });
 
   return router;
