@@ -13,7 +13,7 @@ import { textUsagePrice, type PriceTable } from '../billing/prices';
 import type { TextChannel } from '../config/channels';
 import { UpstreamError } from '../providers/http';
 import { responsesClient, type ResponsesClient, type ResponsesClientTimeouts } from '../providers/openai-responses/client';
-import { toClientResponse, toTextUsage } from '../providers/openai-responses/mapping';
+import { storedIds, toClientResponse, toTextUsage } from '../providers/openai-responses/mapping';
 import { isTerminalStatus, type ResponseObject, type ResponseStatus } from '../providers/openai-responses/schemas';
 import type { TextUsage } from '../providers/usage';
 import type { ResponseStore, StoredResponse } from '../store/responses';
@@ -48,12 +48,6 @@ const UPSTREAM_DELETE_WAIT_MS = 10_000;
 /** Close attempts that may fail on the webhook's announce (Temporal away) before the close gives the event up: about half an hour. */
 const ANNOUNCE_ATTEMPTS = 30;
 
-/** The record's previous_response_id (the gateway's), as the client sees it. */
-function previousOf(record: StoredResponse): string | null {
-  const previous = record.response?.previous_response_id;
-  return typeof previous === 'string' ? previous : null;
-}
-
 function outcomeOf(status: ResponseStatus): TerminalOutcome {
   return status === 'queued' || status === 'in_progress' ? 'failed' : status;
 }
@@ -66,12 +60,15 @@ function usageOutcome(status: ResponseStatus): ResponseUsageRecord['outcome'] {
 
 export function createResponseActivities(deps: ResponseActivityDeps) {
   const { store } = deps;
-  const clients = new Map<string, ResponsesClient>();
-  const clientOf = (name: string): ResponsesClient => {
+  const channelOf = (name: string): TextChannel => {
     const channel = deps.channels.find((c) => c.name === name);
     if (!channel) throw ApplicationFailure.nonRetryable(`No responses channel named '${name}' on this worker.`, FAILURE_TYPES.noChannel);
+    return channel;
+  };
+  const clients = new Map<string, ResponsesClient>();
+  const clientOf = (name: string): ResponsesClient => {
     let client = clients.get(name);
-    if (!client) clients.set(name, (client = responsesClient(channel, deps.timeouts)));
+    if (!client) clients.set(name, (client = responsesClient(channelOf(name), deps.timeouts)));
     return client;
   };
   const recordOf = async (id: string): Promise<StoredResponse & { deleted: boolean }> => {
@@ -92,10 +89,9 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
       // An earlier attempt was taken and recorded, its answer lost on the way to the workflow.
       if (record.upstreamId !== null && record.channel === input.channel) return { upstreamId: record.upstreamId };
       const client = clientOf(input.channel);
-      const channel = deps.channels.find((c) => c.name === input.channel);
       const body: Record<string, unknown> = {
         ...input.body,
-        model: channel?.models[input.model] ?? input.model,
+        model: channelOf(input.channel).models[input.model] ?? input.model,
         background: true,
         store: true,
         ...(input.upstreamPreviousId ? { previous_response_id: input.upstreamPreviousId } : {}),
@@ -163,8 +159,7 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
         if (err instanceof ApplicationFailure && err.type === FAILURE_TYPES.upstreamRejected) return null;
         throw err;
       }
-      if (isTerminalStatus(answer.status))
-        await store.finish(input.id, toClientResponse(answer, { id: input.id, previousResponseId: previousOf(record) }, record.model));
+      if (isTerminalStatus(answer.status)) await store.finish(input.id, toClientResponse(answer, storedIds(record), record.model));
       return answer.usage ? toTextUsage(answer.usage) : null;
     },
 

@@ -148,9 +148,7 @@ export class ResponseStore {
        where id = $1 and status in ('queued', 'in_progress') returning ${COLUMNS}`,
       [id, response.status, JSON.stringify(response)],
     );
-    if (rows[0]) return toStored(rows[0]);
-    const found = await this.byId(id);
-    return found;
+    return rows[0] ? toStored(rows[0]) : this.byId(id);
   }
 
   /** Marks the key's response deleted. True when this call did (of racing deletes exactly one does). */

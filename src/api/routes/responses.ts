@@ -6,7 +6,7 @@ import type { TextChannel } from '../../config/channels';
 import { needsResponsesOutputCap } from '../../billing/text-ceiling';
 import { UpstreamError } from '../../providers/http';
 import { responsesClient, type ResponsesClient } from '../../providers/openai-responses/client';
-import { toClientResponse } from '../../providers/openai-responses/mapping';
+import { storedIds, toClientResponse } from '../../providers/openai-responses/mapping';
 import { protocolForRequest, responsesProtocol } from '../../providers/openai-responses/protocol';
 import { isTerminalStatus, responseStatus, responseUsage } from '../../providers/openai-responses/schemas';
 import type { BackgroundResponses } from '../../responses/background-port';
@@ -207,8 +207,7 @@ async function current(deps: ResponsesRouteDeps, stored: StoredResponse): Promis
     if (stored.response) return stored.response;
     throw notFound(stored.id);
   }
-  const previousResponseId = typeof stored.response?.previous_response_id === 'string' ? stored.response.previous_response_id : null;
-  const fresh = toClientResponse(await upstream.client.retrieve(stored.upstreamId), { id: stored.id, previousResponseId }, stored.model);
+  const fresh = toClientResponse(await upstream.client.retrieve(stored.upstreamId), storedIds(stored), stored.model);
   await deps.responses.update(stored.id, { status: fresh.status, response: fresh });
   return fresh;
 }

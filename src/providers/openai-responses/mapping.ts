@@ -32,6 +32,12 @@ export interface GatewayIds {
   previousResponseId: string | null;
 }
 
+/** The gateway ids of a response in the store: its own, and the one it continues as its record names it. */
+export function storedIds(stored: { id: string; response: Record<string, unknown> | null }): GatewayIds {
+  const previous = stored.response?.previous_response_id;
+  return { id: stored.id, previousResponseId: typeof previous === 'string' ? previous : null };
+}
+
 /** The Response object as the client sees it: the gateway's ids, the gateway's model name. */
 export function toClientResponse<T extends ResponseObject>(upstream: T, ids: GatewayIds, model: string): T {
   return { ...upstream, id: ids.id, model, previous_response_id: ids.previousResponseId };
