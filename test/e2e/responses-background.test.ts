@@ -80,6 +80,13 @@ async function settled(openai: OpenAI, id: string, timeoutMs = 60_000): Promise<
   return { response: response!, seen };
 }
 
+/** A background response (its metadata tagged), once the provider is working on it. */
+async function inProgress(openai: OpenAI, input: string, tag: string): Promise<OpenAI.Responses.Response> {
+  const created = await openai.responses.create({ model: PRO, input, background: true, metadata: { tag } });
+  await waitFor('in progress upstream', async () => (await openai.responses.retrieve(created.id)).status === 'in_progress', 20_000, 100);
+  return created;
+}
+
 /** The simulator's responses tagged with this metadata tag: how many upstream responses the gateway made. */
 async function upstreamResponses(tag: string): Promise<{ id: string; status: string }[]> {
   const res = await fetch(`${gw.simulatorUrl}/_sim/responses`);
@@ -136,8 +143,7 @@ test('create, retrieve until completed: queued first, the gateway id, the output
 test('cancel: the SDK gets it cancelled at once, the provider is told, the hold released in full; a cancel of a finished one answers it as it is', async () => {
   const { openai, keyId } = await client('bg-cancel');
   const tag = nonce();
-  const created = await openai.responses.create({ model: PRO, input: 'A long one [sim:ms=30000]', background: true, metadata: { tag } });
-  await waitFor('in progress upstream', async () => (await openai.responses.retrieve(created.id)).status === 'in_progress', 20_000, 100);
+  const created = await inProgress(openai, 'A long one [sim:ms=30000]', tag);
   const cancelled = await openai.responses.cancel(created.id);
   expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled' });
   await waitFor('the provider cancelled it', async () => (await upstreamResponses(tag))[0]?.status === 'cancelled', 20_000, 100);
@@ -152,8 +158,7 @@ test('cancel: the SDK gets it cancelled at once, the provider is told, the hold 
 test('delete: a running one is stopped, its run deletes the provider copy and releases the hold; a finished one is deleted upstream at once', async () => {
   const { openai, keyId } = await client('bg-delete');
   const tag = nonce();
-  const running = await openai.responses.create({ model: PRO, input: 'Delete me [sim:ms=30000]', background: true, metadata: { tag } });
-  await waitFor('in progress upstream', async () => (await openai.responses.retrieve(running.id)).status === 'in_progress', 20_000, 100);
+  const running = await inProgress(openai, 'Delete me [sim:ms=30000]', tag);
   await openai.responses.delete(running.id);
   await expect(openai.responses.retrieve(running.id)).rejects.toMatchObject({ status: 404 });
   await waitFor('run closed', async () => (await temporal.workflow.getHandle(running.id).describe()).status.name === 'COMPLETED', 20_000, 200);
@@ -172,8 +177,7 @@ test('delete: a running one is stopped, its run deletes the provider copy and re
 test('the worker killed mid-response and the gateway restarted: reads go on with no worker, the response completes, one upstream response, billed once', async () => {
   const { openai, keyId } = await client('bg-crash');
   const tag = nonce();
-  const created = await openai.responses.create({ model: PRO, input: 'Survive this [sim:ms=8000]', background: true, metadata: { tag } });
-  await waitFor('in progress upstream', async () => (await openai.responses.retrieve(created.id)).status === 'in_progress', 20_000, 100);
+  const created = await inProgress(openai, 'Survive this [sim:ms=8000]', tag);
   await gw.killWorker();
   // No worker: the record answers reads.
   expect((await openai.responses.retrieve(created.id)).status).toBe('in_progress');
@@ -256,9 +260,9 @@ test('Idempotency-Key: a repeated create answers the same response, one upstream
   expect(again.response.headers.get('idempotent-replayed')).toBe('true');
   // The same request streamed is still a repeat: its events are the first response's.
   const streamed = await openai.responses.create({ ...params, stream: true }, { headers: { 'Idempotency-Key': key } });
-  for await (const event of streamed) {
-    if (event.type === 'response.created') expect(event.response.id).toBe(first.data.id);
-  }
+  const streamedIds: string[] = [];
+  for await (const event of streamed) if (event.type === 'response.created') streamedIds.push(event.response.id);
+  expect(streamedIds).toEqual([first.data.id]);
   await expect(openai.responses.create({ ...params, input: 'Another request' }, { headers: { 'Idempotency-Key': key } })).rejects.toMatchObject({
     status: 422,
     code: 'idempotency_key_reused',

@@ -182,14 +182,12 @@ async function createVideosTask(key: string, fields: Record<string, string>): Pr
   return body;
 }
 
-/** The accepted delivery of the event about this task, once it has arrived. */
-const arrived = (taskId: string) =>
-  waitFor(
-    `the event of ${taskId}`,
-    async () => receiver.deliveries.find((d) => d.answered === 200 && d.headers['webhook-id']?.startsWith(`evt_video_${taskId}_`)),
-    60_000,
-    50,
-  );
+/** The accepted delivery of the event whose id starts so, once it has arrived. */
+const arrivedEvent = (eventId: string) =>
+  waitFor(`the event ${eventId}`, async () => receiver.deliveries.find((d) => d.answered === 200 && d.headers['webhook-id']?.startsWith(eventId)), 60_000, 50);
+
+/** The accepted delivery of the event about this video task, once it has arrived. */
+const arrived = (taskId: string) => arrivedEvent(`evt_video_${taskId}_`);
 
 test('every event arrives once with a valid signature though the receiver refuses the first deliveries; one event per task', async () => {
   const { id: keyId, key, secret } = await keyWithEndpoint('wh-refused', `${receiver.url}/key-endpoint`);
@@ -356,12 +354,7 @@ test("background responses: the request's callback_url gets response.completed (
   receiver.refuseNext = 2;
   const params = { model: 'o3-pro', input: 'Hook me [sim:ms=800]', background: true, callback_url: `${receiver.url}/responses-callback` };
   const created = await openai.responses.create(params as OpenAI.Responses.ResponseCreateParamsNonStreaming);
-  const delivery = await waitFor(
-    'response.completed',
-    async () => receiver.deliveries.find((d) => d.answered === 200 && d.headers['webhook-id'] === `evt_response_${created.id}_completed`),
-    60_000,
-    50,
-  );
+  const delivery = await arrivedEvent(`evt_response_${created.id}_completed`);
   expect(delivery.path).toBe('/responses-callback');
   const event = verifyWebhook(secret, delivery.headers, delivery.body) as unknown as { type: string; data: OpenAI.Responses.Response };
   expect(event.type).toBe('response.completed');
@@ -372,12 +365,7 @@ test("background responses: the request's callback_url gets response.completed (
 
   const long = await openai.responses.create({ model: 'o3-pro', input: 'Cancel me [sim:ms=30000]', background: true });
   await openai.responses.cancel(long.id);
-  const cancelled = await waitFor(
-    'response.cancelled',
-    async () => receiver.deliveries.find((d) => d.answered === 200 && d.headers['webhook-id'] === `evt_response_${long.id}_cancelled`),
-    60_000,
-    50,
-  );
+  const cancelled = await arrivedEvent(`evt_response_${long.id}_cancelled`);
   expect(cancelled.path).toBe('/responses-key');
   expect(verifyWebhook(secret, cancelled.headers, cancelled.body)).toMatchObject({ type: 'response.cancelled', data: { id: long.id, status: 'cancelled' } });
   const events = ((await admin(`/admin/keys/${keyId}/webhook/deliveries`)).body as unknown as DeliveryList).data;
