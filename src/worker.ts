@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { createBillingActivities } from './billing/charge-activities';
 import { chatModelEnhancer, passThroughEnhancer } from './activities/prompt-enhancer';
 import { createVideoActivities } from './activities/video-activities';
-import { loadTextChannels, loadVideoChannels } from './config/channels';
+import { isTextChannel, isVideoChannel, loadChannels } from './config/channels';
 import { createResponseActivities } from './activities/response-activities';
 import { loadPrices } from './billing/price-config';
 import { responsesProtocol } from './providers/openai-responses/protocol';
@@ -63,7 +63,9 @@ export async function createGatewayWorker(
   tracing: ProcessTracing | null = null,
 ): Promise<Worker> {
   const env = config.env;
-  const channels = loadVideoChannels(config);
+  // CHANNELS_FILE read once: video channels for tasks, openai-responses ones for background responses.
+  const configured = loadChannels(config);
+  const channels = configured.filter(isVideoChannel);
   const enhancer =
     env.PROMPT_ENHANCER_BASE_URL && env.PROMPT_ENHANCER_MODEL
       ? chatModelEnhancer(env.PROMPT_ENHANCER_BASE_URL, env.PROMPT_ENHANCER_API_KEY ?? '', env.PROMPT_ENHANCER_MODEL, env.UPSTREAM_TIMEOUT_MS)
@@ -122,7 +124,7 @@ export async function createGatewayWorker(
     store: new ResponseStore(db),
     billing,
     prices: loadPrices(env.PRICES_FILE),
-    channels: loadTextChannels(config).filter((c) => c.type === responsesProtocol.channelType),
+    channels: configured.filter(isTextChannel).filter((c) => c.type === responsesProtocol.channelType),
     timeouts: { requestMs: env.UPSTREAM_TIMEOUT_MS, pollMs: Math.min(env.UPSTREAM_TIMEOUT_MS, RESPONSE_POLL_TIMEOUT_MS) },
     announce: webhookActivities.announceTerminal,
     logger,
