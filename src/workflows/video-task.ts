@@ -188,7 +188,28 @@ function pick<T extends object, K extends keyof T>(source: T, ...keys: K[]): Pic
 /** Task deadline from submit to a stored file, when the request carries none. */
 const DEFAULT_DEADLINE_MS = 3 * 60 * 60 * 1000;
 
+/** Whether a run takes the code path of a patch (Temporal's `patched`, or always). */
+type PatchCheck = (patchId: string) => boolean;
+
+/**
+ * The task's first workflow type: runs begun before videoTaskWorkflowV2 replay through it,
+ * each patch decided by the marker its history holds.
+ */
 export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskState> {
+  return runVideoTask(input, patched);
+}
+
+/**
+ * The task's workflow type for every run started now: the same code with every patch above
+ * taken, and no patch markers. Each `patched()` call writes a marker and an upsert of the
+ * `TemporalChangeVersion` search attribute (a visibility write on the server), three per task
+ * in the first type; a type of its own takes the new paths without asking its history.
+ */
+export async function videoTaskWorkflowV2(input: VideoTaskInput): Promise<TaskState> {
+  return runVideoTask(input, () => true);
+}
+
+async function runVideoTask(input: VideoTaskInput, takes: PatchCheck): Promise<TaskState> {
   const { request } = input;
   let state: TaskState = input.resume?.state ?? initialState(request);
   setHandler(stateQuery, () => state);
@@ -211,7 +232,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       ({ plan, jobId, submittedAt } = input.resume);
     } else {
       // Refused (the task fails, nothing is submitted) when its charge was refunded before it started.
-      if (patched(CHARGE_CLAIM_PATCH)) await claimCharge({ taskId: request.taskId });
+      if (takes(CHARGE_CLAIM_PATCH)) await claimCharge({ taskId: request.taskId });
       // A remix, or a cast of existing characters, must run where its source lives.
       const { fallbacks = [], ...planned } = await planChannel({ model: request.model, channel: request.remixOf?.channel ?? request.cast?.channel });
       plan = planned;
@@ -229,7 +250,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       if (request.remixOf) jobId = await submitRemix({ request, plan, prompt });
       // A task with no other channel to go to submits as it always did (and records no marker).
       // One that makes its own character stays where the character lives.
-      else if (fallbacks.length > 0 && !request.character && patched(SUBMIT_FAILOVER_PATCH)) {
+      else if (fallbacks.length > 0 && !request.character && takes(SUBMIT_FAILOVER_PATCH)) {
         const steps = { once: submitOnce, patiently: (p: ChannelPlan) => upstreamActivities(p).submitVideo };
         const failedOver = (f: TaskFailover) => publish({ failovers: [...(state.failovers ?? []), f] });
         ({ plan, jobId } = await submitFailingOver(plan, fallbacks, { request, prompt, characterIds }, steps, failedOver));
@@ -243,7 +264,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
     const timedOut = () => ApplicationFailure.nonRetryable('The task did not finish before its deadline.', 'TaskTimeout');
     const completed = async ({ chargeSettled, ...video }: StoredVideoResult): Promise<TaskState> => {
       // The file arrived with the task's cancellation: the cancellation wins (its owner deleted it).
-      if (CancellationScope.current().consideredCancelled && patched(TASK_CANCEL_PATCH)) {
+      if (CancellationScope.current().consideredCancelled && takes(TASK_CANCEL_PATCH)) {
         throw new CancelledFailure('The task was cancelled as its video was stored.');
       }
       // Settled before the status shows: a client that reads "completed" reads a final balance.
@@ -255,7 +276,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       return state;
     };
 
-    if (patched(JOB_WATCH_PATCH)) {
+    if (takes(JOB_WATCH_PATCH)) {
       const watched = await jobWatcher(
         plan,
         deadline,
@@ -296,7 +317,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
       }
     }
   } catch (err) {
-    if (isCancellation(err) && CancellationScope.current().consideredCancelled && patched(TASK_CANCEL_PATCH)) {
+    if (isCancellation(err) && CancellationScope.current().consideredCancelled && takes(TASK_CANCEL_PATCH)) {
       // Shielded: the steps of a cancelled run must still run, and the refund whatever else fails.
       await CancellationScope.nonCancellable(cancelled);
       throw err;
@@ -331,7 +352,7 @@ export async function videoTaskWorkflow(input: VideoTaskInput): Promise<TaskStat
 
   /** After the terminal state is published: its completion webhook, if any (never fails the task). */
   async function announce(outcome: TerminalOutcome): Promise<void> {
-    if (!patched(COMPLETION_WEBHOOK_PATCH)) return;
+    if (!takes(COMPLETION_WEBHOOK_PATCH)) return;
     await announceTerminal({ subject: 'video', id: request.taskId, keyId: request.ownerId, callbackUrl: request.callbackUrl, outcome, state }).catch(
       () => undefined,
     );

@@ -203,11 +203,17 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, activities: Ac
 
 /**
  * Saves every run of a workflow, from `firstRunId` along its continue-as-new chain, as replay
- * fixtures `<shape>.json`, `<shape>.run2.json`, ... when RECORD_HISTORIES is set.
+ * fixtures `<shape>.json`, `<shape>.run2.json`, ... when RECORD_HISTORIES is set (`v2-<shape>.json`
+ * for a run of a type's second version).
  */
 export async function recordHistories(env: TestWorkflowEnvironment, shape: string, workflowId: string, firstRunId: string): Promise<void> {
   if (!process.env.RECORD_HISTORIES) return;
   fs.mkdirSync(HISTORIES_DIR, { recursive: true });
+  // A later version of a workflow type (`...V2`) saves under its own prefix (`v2-`), so recording
+  // never overwrites the histories of the earlier type, whose runs may still be in flight.
+  const { type } = await env.client.workflow.getHandle(workflowId, firstRunId).describe();
+  const version = /V(\d+)$/.exec(type)?.[1];
+  const saved = version ? `v${version}-${shape}` : shape;
   let runId: string | null | undefined = firstRunId;
   for (let run = 1; runId; run++) {
     // The CLI writes the JSON that Temporal's tools read (historyToJSON trips over jest's module registry).
@@ -216,7 +222,7 @@ export async function recordHistories(env: TestWorkflowEnvironment, shape: strin
       ['workflow', 'show', '--address', env.address, '--workflow-id', workflowId, '--run-id', runId, '--output', 'json'],
       { encoding: 'utf8' },
     );
-    fs.writeFileSync(path.join(HISTORIES_DIR, run === 1 ? `${shape}.json` : `${shape}.run${run}.json`), json.endsWith('\n') ? json : `${json}\n`);
+    fs.writeFileSync(path.join(HISTORIES_DIR, run === 1 ? `${saved}.json` : `${saved}.run${run}.json`), json.endsWith('\n') ? json : `${json}\n`);
     const history = JSON.parse(json) as { events: { workflowExecutionContinuedAsNewEventAttributes?: { newExecutionRunId?: string } }[] };
     runId = history.events[history.events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   }

@@ -58,6 +58,27 @@ const SHAPES = [
   'character-failed',
   // Recorded with tracing on (tracing.test.ts): trace context in its start and activity headers.
   'traced-completed',
+  // videoTaskWorkflowV2, the type every task starts as now: each shape again, with no patch markers.
+  ...[
+    'watched-completed',
+    'watched-remix',
+    'watched-failed',
+    'watched-rejected',
+    'watched-charge-refunded',
+    'watched-deadline',
+    'watched-40-polls',
+    'watched-cancelled',
+    'watched-cancelled-submit',
+    'watched-cancelled-unclaimed',
+    'watched-failover',
+    'watched-failover-unknown',
+    'watched-failover-rejected',
+    'watched-completed-webhook',
+    'watched-failed-webhook',
+    'watched-cancelled-webhook',
+    'announce-refused',
+    'traced-completed',
+  ].map((shape) => `v2-${shape}`),
 ];
 
 const files = fs.existsSync(HISTORIES_DIR)

@@ -11,7 +11,7 @@ import { workflowBundlePath } from '../../src/config/paths';
 import type { PollResult } from '../../src/providers/video-upstream';
 import { initialState, type TaskRequest, type TaskState } from '../../src/tasks/task';
 import { TaskService } from '../../src/tasks/task-service';
-import { videoTaskWorkflow } from '../../src/workflows/video-task';
+import { videoTaskWorkflow, videoTaskWorkflowV2 } from '../../src/workflows/video-task';
 import { waitFor } from '../support/ports';
 import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, type Activities } from './harness';
 
@@ -21,7 +21,7 @@ const environment = environmentPerFile();
 async function runTask(shape: string, request = taskRequest(), overrides: Partial<Activities> = {}, options: { succeedOnPoll?: number } = {}) {
   const { activities, calls } = fakeActivities(overrides, options);
   const { state, runId } = await withWorker(environment(), activities, async (taskQueue) => {
-    const handle = await environment().client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     const result: TaskState = await handle.result();
     return { state: result, runId: handle.firstExecutionRunId };
   });
@@ -111,6 +111,18 @@ test("a task's history does not grow with its number of polls", async () => {
   const long = await lengthAfter(40);
   expect(long).toBe(short);
   expect(long).toBeLessThanOrEqual(30);
+}, 60_000);
+
+test('a task of the current type writes no patch markers and no TemporalChangeVersion upserts', async () => {
+  const { state } = await runTask('watched-completed-webhook', taskRequest({ callbackUrl: 'https://hooks.example.com/done' }));
+  expect(state.status).toBe('completed');
+  const events = (await environment().client.workflow.getHandle(state.id).fetchHistory()).events ?? [];
+  expect(events.length).toBeLessThanOrEqual(23);
+  const markers = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName ? [e.markerRecordedEventAttributes.markerName] : []));
+  // The three local steps (claim, plan, announce), and nothing else.
+  expect(markers).toEqual(['core_local_activity', 'core_local_activity', 'core_local_activity']);
+  const upserted = events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+  expect(upserted).toEqual(['GatewayStatus']);
 }, 60_000);
 
 /**
@@ -228,7 +240,7 @@ async function cancelDuring(shape: string, step: 'submit' | 'watch') {
     },
   });
   const outcome = await withWorker(environment(), activities, async (taskQueue) => {
-    const handle = await environment().client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     try {
       await inStep;
       await handle.cancel();
@@ -274,7 +286,7 @@ test('a task cancelled before its workflow claimed the charge is refunded once a
   const { activities, calls } = fakeActivities();
   const taskQueue = `wf-unclaimed-${request.taskId.replace(/[^a-z0-9]/gi, '')}`;
   // Started and cancelled with no worker on the queue: the first workflow task sees both at once.
-  const handle = await environment().client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+  const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
   await handle.cancel();
   const worker = await Worker.create({
     connection: environment().nativeConnection,
@@ -307,7 +319,7 @@ test('a cancelled run goes on to its end when the provider cannot be told', asyn
   });
   const request = taskRequest();
   const status = await withWorker(environment(), activities, async (taskQueue) => {
-    const handle = await environment().client.workflow.start(videoTaskWorkflow, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     await waitFor('the job to be watched', async () => calls.names.includes('pollVideo'), 10_000, 20);
     await handle.cancel();
     await handle.result().catch(() => undefined);
