@@ -142,6 +142,44 @@ export async function statusReads(
   return { latencies, errors };
 }
 
+/**
+ * Status reads of random tasks at a fixed rate, open loop: each read leaves at its scheduled
+ * time whatever came back, so its latency is what a client sees at that rate (a closed loop of
+ * clients measures the server's capacity instead: its latency is clients / throughput).
+ */
+export async function statusReadsAtRate(
+  api: string,
+  auth: Record<string, string>,
+  ids: string[],
+  args: { seconds: number; rate: number },
+): Promise<{ latencies: number[]; errors: number }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  if (ids.length === 0 || args.rate <= 0) return { latencies, errors };
+  const reads: Promise<void>[] = [];
+  const startedAt = performance.now();
+  const total = Math.round(args.seconds * args.rate);
+  for (let i = 0; i < total; i++) {
+    const due = startedAt + (i * 1000) / args.rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const id = ids[Math.floor(Math.random() * ids.length)]!;
+    reads.push(
+      fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth }).then(
+        async (res) => {
+          await res.arrayBuffer();
+          // From the scheduled time: a late departure counts against the read.
+          latencies.push(performance.now() - due);
+          if (res.status !== 200) errors++;
+        },
+        () => void errors++,
+      ),
+    );
+  }
+  await Promise.all(reads);
+  return { latencies, errors };
+}
+
 /** A completed task's lag: its upstream job completed at `upstreamDone` (ms epoch), its workflow closed `lag` ms later. */
 export interface CompletionLag {
   id: string;

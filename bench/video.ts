@@ -1,5 +1,5 @@
 /**
- * npm run bench:video -- [--tasks 100,1000] [--job-ms 30000] [--poll-ms 2000] [--concurrency 50] [--query-seconds 10]
+ * npm run bench:video -- [--tasks 100,1000] [--job-ms 30000] [--poll-ms 2000] [--concurrency 50] [--query-seconds 10] [--query-rate 100]
  *                         [--billing on|off] [--gateway <checkout>]
  *                         [--create-rate <tasks/s>] [--cpu-prof <dir>]
  *
@@ -43,7 +43,7 @@ import { cpuPerItem, cpuSnapshot, formatCpu, type CpuGroups } from './cpu';
 import { statusMiB } from './proc-stats';
 import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
-import { chatStreamBurst, completionLags, createWave, percentile, pool, statusReads, type CompletionLag } from './video-load';
+import { chatStreamBurst, completionLags, createWave, percentile, pool, statusReads, statusReadsAtRate, type CompletionLag } from './video-load';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 
 interface Options {
@@ -52,6 +52,8 @@ interface Options {
   pollMs: number;
   concurrency: number;
   querySeconds: number;
+  /** Status reads per second of the open-loop phase. */
+  queryRate: number;
   billing: BillingMode;
   /** The checkout whose build runs the gateway; this one by default. */
   gateway: string;
@@ -72,6 +74,7 @@ function parseArgs(argv: string[]): Options {
     pollMs: Number(get('poll-ms', '2000')),
     concurrency: Number(get('concurrency', '50')),
     querySeconds: Number(get('query-seconds', '10')),
+    queryRate: Number(get('query-rate', '100')),
     billing: billingModeOf(get('billing', 'on')),
     gateway: path.resolve(get('gateway', projectRoot())),
     createRate: Number(get('create-rate', '0')),
@@ -175,6 +178,7 @@ async function main(): Promise<void> {
     // query, while the tasks are in flight
     let peakApi = rssMiB(apiProc.proc.pid);
     let peakWorker = rssMiB(workerProc.proc.pid);
+    const paced = await statusReadsAtRate(api, auth, ids, { seconds: opts.querySeconds, rate: opts.queryRate });
     const { latencies: queryLatencies, errors: queryErrors } = await statusReads(api, auth, ids, { seconds: opts.querySeconds, concurrency: opts.concurrency });
     const inFlightAtQuery = await temporal.workflow.count(`GatewayOwner IS NOT NULL AND ExecutionStatus = "Running"`);
     const cpuBeforeCompletion = cpu();
@@ -225,6 +229,13 @@ async function main(): Promise<void> {
       queryP50: percentile(queryLatencies, 50),
       queryP99: percentile(queryLatencies, 99),
       queryErrors,
+      pacedQueries: {
+        rate: opts.queryRate,
+        reads: paced.latencies.length,
+        p50: percentile(paced.latencies, 50),
+        p99: percentile(paced.latencies, 99),
+        errors: paced.errors,
+      },
       inFlightDuringQueries: inFlightAtQuery.count,
       lagP50: percentile(lags, 50),
       lagP99: percentile(lags, 99),
@@ -261,6 +272,9 @@ async function main(): Promise<void> {
     );
     console.log(
       `  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`,
+    );
+    console.log(
+      `           at ${opts.queryRate}/s (open loop) ${row.pacedQueries.reads} reads   p50 ${ms(row.pacedQueries.p50)}   p99 ${ms(row.pacedQueries.p99)}   errors ${paced.errors}`,
     );
     console.log(
       `  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`,
