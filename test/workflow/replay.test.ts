@@ -15,16 +15,11 @@ import { tracedWorkflowBundlePath, workflowBundlePath } from '../../src/config/p
 import { tracedWorkerOptions } from '../../src/telemetry/temporal-tracing';
 import { HISTORIES_DIR, quietRuntime } from './harness';
 
-/** Every shape a task or character run can take; each must have a saved history. */
-const SHAPES = [
-  'video-completed',
-  'video-remix',
-  'video-failed',
-  'video-rejected',
-  'video-charge-refunded',
-  'video-deadline',
-  'video-continue-as-new',
-  'video-continue-as-new.run2',
+/**
+ * The shapes of a watched video task, recorded for both task types: `videoTaskWorkflow` (runs
+ * begun before V2) and, as `v2-<shape>`, `videoTaskWorkflowV2` (every task started now: no patch markers).
+ */
+const WATCHED_TASK_SHAPES = [
   'watched-completed',
   'watched-remix',
   'watched-failed',
@@ -43,6 +38,23 @@ const SHAPES = [
   'watched-failed-webhook',
   'watched-cancelled-webhook',
   'announce-refused',
+  // Recorded with tracing on (tracing.test.ts): trace context in its start and activity headers.
+  'traced-completed',
+];
+
+/** Every shape a task or character run can take; each must have a saved history. */
+const SHAPES = [
+  // The first type's polling loop, before the watching step.
+  'video-completed',
+  'video-remix',
+  'video-failed',
+  'video-rejected',
+  'video-charge-refunded',
+  'video-deadline',
+  'video-continue-as-new',
+  'video-continue-as-new.run2',
+  ...WATCHED_TASK_SHAPES,
+  ...WATCHED_TASK_SHAPES.map((shape) => `v2-${shape}`),
   // The webhook delivery workflow: acknowledged after retries, given up at the end of its window, refused at once.
   'webhook-delivered',
   'webhook-given-up',
@@ -56,29 +68,6 @@ const SHAPES = [
   'response-cancelled',
   'character-completed',
   'character-failed',
-  // Recorded with tracing on (tracing.test.ts): trace context in its start and activity headers.
-  'traced-completed',
-  // videoTaskWorkflowV2, the type every task starts as now: each shape again, with no patch markers.
-  ...[
-    'watched-completed',
-    'watched-remix',
-    'watched-failed',
-    'watched-rejected',
-    'watched-charge-refunded',
-    'watched-deadline',
-    'watched-40-polls',
-    'watched-cancelled',
-    'watched-cancelled-submit',
-    'watched-cancelled-unclaimed',
-    'watched-failover',
-    'watched-failover-unknown',
-    'watched-failover-rejected',
-    'watched-completed-webhook',
-    'watched-failed-webhook',
-    'watched-cancelled-webhook',
-    'announce-refused',
-    'traced-completed',
-  ].map((shape) => `v2-${shape}`),
 ];
 
 const files = fs.existsSync(HISTORIES_DIR)
