@@ -113,49 +113,58 @@ export async function chatStreamBurst(
   return { outcomes, firstChunkMs, errors };
 }
 
+/** Status reads' latencies (ms) and how many did not answer 200. */
+interface ReadTally {
+  latencies: number[];
+  errors: number;
+}
+
 /**
- * `concurrency` clients reading random tasks of `ids` (GET /v1/video/query) for `seconds`:
- * each read's latency, and how many were not 200.
+ * One status read (GET /v1/video/query) of a random task of `ids`, counted into `tally` with its
+ * latency from `since` (the read's start, or its scheduled time).
+ */
+async function readRandomTask(api: string, auth: Record<string, string>, ids: string[], tally: ReadTally, since = performance.now()): Promise<void> {
+  const id = ids[Math.floor(Math.random() * ids.length)]!;
+  try {
+    const res = await fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth });
+    await res.arrayBuffer();
+    tally.latencies.push(performance.now() - since);
+    if (res.status !== 200) tally.errors++;
+  } catch {
+    tally.errors++;
+  }
+}
+
+/**
+ * `concurrency` clients reading random tasks of `ids` for `seconds`, each read after the last
+ * came back: each read's latency, and how many were not 200.
  */
 export async function statusReads(
   api: string,
   auth: Record<string, string>,
   ids: string[],
   args: { seconds: number; concurrency: number },
-): Promise<{ latencies: number[]; errors: number }> {
-  const latencies: number[] = [];
-  let errors = 0;
-  if (ids.length === 0) return { latencies, errors };
+): Promise<ReadTally> {
+  const tally: ReadTally = { latencies: [], errors: 0 };
+  if (ids.length === 0) return tally;
   const until = performance.now() + args.seconds * 1000;
   await Promise.all(
     Array.from({ length: args.concurrency }, async () => {
-      while (performance.now() < until) {
-        const id = ids[Math.floor(Math.random() * ids.length)]!;
-        const t0 = performance.now();
-        const res = await fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth });
-        await res.arrayBuffer();
-        latencies.push(performance.now() - t0);
-        if (res.status !== 200) errors++;
-      }
+      while (performance.now() < until) await readRandomTask(api, auth, ids, tally);
     }),
   );
-  return { latencies, errors };
+  return tally;
 }
 
 /**
  * Status reads of random tasks at a fixed rate, open loop: each read leaves at its scheduled
- * time whatever came back, so its latency is what a client sees at that rate (a closed loop of
- * clients measures the server's capacity instead: its latency is clients / throughput).
+ * time whatever came back, and its latency counts from then, so it is what a client sees at that
+ * rate (a closed loop of clients measures the server's capacity instead: its latency is
+ * clients / throughput).
  */
-export async function statusReadsAtRate(
-  api: string,
-  auth: Record<string, string>,
-  ids: string[],
-  args: { seconds: number; rate: number },
-): Promise<{ latencies: number[]; errors: number }> {
-  const latencies: number[] = [];
-  let errors = 0;
-  if (ids.length === 0 || args.rate <= 0) return { latencies, errors };
+export async function statusReadsAtRate(api: string, auth: Record<string, string>, ids: string[], args: { seconds: number; rate: number }): Promise<ReadTally> {
+  const tally: ReadTally = { latencies: [], errors: 0 };
+  if (ids.length === 0 || args.rate <= 0) return tally;
   const reads: Promise<void>[] = [];
   const startedAt = performance.now();
   const total = Math.round(args.seconds * args.rate);
@@ -163,21 +172,10 @@ export async function statusReadsAtRate(
     const due = startedAt + (i * 1000) / args.rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const id = ids[Math.floor(Math.random() * ids.length)]!;
-    reads.push(
-      fetch(`${api}/v1/video/query?id=${encodeURIComponent(id)}`, { headers: auth }).then(
-        async (res) => {
-          await res.arrayBuffer();
-          // From the scheduled time: a late departure counts against the read.
-          latencies.push(performance.now() - due);
-          if (res.status !== 200) errors++;
-        },
-        () => void errors++,
-      ),
-    );
+    reads.push(readRandomTask(api, auth, ids, tally, due));
   }
   await Promise.all(reads);
-  return { latencies, errors };
+  return tally;
 }
 
 /** A completed task's lag: its upstream job completed at `upstreamDone` (ms epoch), its workflow closed `lag` ms later. */

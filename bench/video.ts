@@ -1,7 +1,7 @@
 /**
  * npm run bench:video -- [--tasks 100,1000] [--job-ms 30000] [--poll-ms 2000] [--concurrency 50] [--query-seconds 10] [--query-rate 100]
  *                         [--billing on|off] [--gateway <checkout>]
- *                         [--create-rate <tasks/s>] [--cpu-prof <dir>]
+ *                         [--create-rate <tasks/s>] [--cpu-prof <dir>] [--one-process [--eager-start]]
  *
  * Drives N video tasks through the real stack (Temporal dev server, worker and API as
  * separate processes, provider simulator) and prints, per N tasks in flight:
@@ -61,6 +61,13 @@ interface Options {
   createRate: number;
   /** Where the API and worker write CPU profiles; none when empty. */
   cpuProfDir: string;
+  /**
+   * The API and the worker in one process, as `npm start` runs them (dist/src/main.js on the
+   * bench's dev server, simulator and database): runs start eagerly on the worker's connection.
+   */
+  oneProcess: boolean;
+  /** With oneProcess: TEMPORAL_EAGER_START (runs started eagerly on the worker's connection). */
+  eagerStart: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -79,6 +86,8 @@ function parseArgs(argv: string[]): Options {
     gateway: path.resolve(get('gateway', projectRoot())),
     createRate: Number(get('create-rate', '0')),
     cpuProfDir: get('cpu-prof', ''),
+    oneProcess: argv.includes('--one-process'),
+    eagerStart: argv.includes('--eager-start'),
   };
 }
 
@@ -96,7 +105,7 @@ const HISTORY_SAMPLE = 50;
 /** A task's CPU from create to completion, per process group: the creates phase plus the rest. */
 const lifeCpu = (creates: CpuGroups, completion: CpuGroups) => {
   const sum = (k: string) => (creates[k] ?? NaN) + (completion[k] ?? NaN);
-  return { temporal: sum('temporal'), worker: sum('worker'), api: sum('api') };
+  return { temporal: sum('temporal'), worker: sum('worker'), api: sum('api'), gateway: sum('gateway') };
 };
 
 const bench = new BenchChildren('the gateway, the simulator and the dev server');
@@ -141,10 +150,12 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporalServer.address,
     SIMULATOR_URL: simUrl,
     UPSTREAM_POLL_MS: String(opts.pollMs),
+    TEMPORAL_EAGER_START: String(opts.eagerStart),
   };
   const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
-  const apiProc = bench.add(runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile));
-  const workerProc = bench.add(runNode('dist/src/worker.js', env, 'bench-worker', opts.gateway, profile));
+  const gatewayProc = opts.oneProcess ? bench.add(runNode('dist/src/main.js', env, 'bench-gateway', opts.gateway, profile)) : null;
+  const apiProc = gatewayProc ?? bench.add(runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile));
+  const workerProc = gatewayProc ?? bench.add(runNode('dist/src/worker.js', env, 'bench-worker', opts.gateway, profile));
   await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
 
   // RSS once started and idle, so that the peak under load can be read as growth.
@@ -160,15 +171,15 @@ async function main(): Promise<void> {
   const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
 
   console.log(
-    `\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}; 2 cores shared by every process\n`,
+    `\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}${opts.oneProcess ? `, API and worker in one process${opts.eagerStart ? ' (eager starts)' : ''}` : ''}; 2 cores shared by every process\n`,
   );
   const results = [];
   for (const n of opts.tasks) {
     // The ceiling first, on the same server and connection, before the tasks load it.
     const bareStarts = await bareStartRate(temporal, Math.min(n, BARE_STARTS_MAX), opts.concurrency);
     // create
-    const cpu = () =>
-      cpuSnapshot({ api: apiProc.proc.pid, worker: workerProc.proc.pid, simulator: simulatorProc.proc.pid }, { temporal: 'temporal', postgres: 'postgres' });
+    const gatewayPids = gatewayProc ? { gateway: gatewayProc.proc.pid } : { api: apiProc.proc.pid, worker: workerProc.proc.pid };
+    const cpu = () => cpuSnapshot({ ...gatewayPids, simulator: simulatorProc.proc.pid }, { temporal: 'temporal', postgres: 'postgres' });
     const cpuBeforeCreates = cpu();
     const wave = await createWave(api, auth, { n, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: opts.createRate, label: String(n) });
     const { ids, latencies: createLatencies, errors: createErrors } = wave;
@@ -283,11 +294,15 @@ async function main(): Promise<void> {
     console.log(`  cpu      ms per task, creates: ${formatCpu(cpuCreates)}`);
     console.log(`           ms per task, from the queries to the last completion: ${formatCpu(cpuCompletion)}`);
     console.log(
-      `           ms per task over its life: dev server ${life.temporal.toFixed(1)} + worker ${life.worker.toFixed(1)} = ${(life.temporal + life.worker).toFixed(1)}; api ${life.api.toFixed(1)}`,
+      gatewayProc
+        ? `           ms per task over its life: dev server ${life.temporal.toFixed(1)} + gateway (API and worker in one process) ${life.gateway.toFixed(1)} = ${(life.temporal + life.gateway).toFixed(1)}`
+        : `           ms per task over its life: dev server ${life.temporal.toFixed(1)} + worker ${life.worker.toFixed(1)} = ${(life.temporal + life.worker).toFixed(1)}; api ${life.api.toFixed(1)} (all three ${(life.temporal + life.worker + life.api).toFixed(1)})`,
     );
     console.log(`  history  events per task (${history.sampled} sampled): min ${history.min}, p50 ${history.p50}, max ${history.max}`);
     console.log(
-      `  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB (idle at start: api ${startRss.api.toFixed(0)}, worker ${startRss.worker.toFixed(0)})\n`,
+      gatewayProc
+        ? `  memory   peak RSS gateway ${row.peakRssApiMiB.toFixed(0)} MiB (idle at start: ${startRss.api.toFixed(0)})\n`
+        : `  memory   peak RSS api ${row.peakRssApiMiB.toFixed(0)} MiB, worker ${row.peakRssWorkerMiB.toFixed(0)} MiB (idle at start: api ${startRss.api.toFixed(0)}, worker ${startRss.worker.toFixed(0)})\n`,
     );
   }
   const paths = await benchOtherPaths({ api, auth, simUrl, temporal, n: opts.tasks[0] ?? 100, opts });

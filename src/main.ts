@@ -156,6 +156,8 @@ async function main(): Promise<void> {
       db,
       connection: clientConnection,
       localWorkerRunning: () => supervisor.running(),
+      // The supervisor's workers all run on this one connection, so it outlives any of them.
+      ...(env.TEMPORAL_EAGER_START ? { localWorkerConnection: nativeConnection } : {}),
       tracing,
     });
     stops.push(api.close);

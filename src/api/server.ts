@@ -5,7 +5,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { Connection } from '@temporalio/client';
+import { Connection, type ConnectionLike } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { loadChannels, isTextChannel, isVideoChannel } from '../config/channels';
 import { ChannelHealth } from '../proxy/channel-health';
@@ -56,6 +56,8 @@ export async function startApiServer(opts: {
   db: Db;
   connection: Connection;
   localWorkerRunning?: () => boolean;
+  /** The NativeConnection of the worker in this process (`npm start`): runs start on it eagerly (TaskService). */
+  localWorkerConnection?: ConnectionLike;
   /** The process's tracing (telemetry/tracing.ts); null or absent = off. */
   tracing?: ProcessTracing | null;
 }): Promise<ApiServer> {
@@ -74,6 +76,7 @@ export async function startApiServer(opts: {
       taskQueue: env.TEMPORAL_TASK_QUEUE,
       rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
       interceptors: traced?.temporal.tracingClientInterceptors(),
+      ...(opts.localWorkerConnection ? { localWorker: opts.localWorkerConnection } : {}),
     },
     new DeletedTasks(db),
   );

@@ -128,6 +128,11 @@ export const envSchema = z.object({
   /** Base of the Temporal Web UI the console and GET /admin/tasks link to; unset = the embedded dev server's, or no links. */
   TEMPORAL_UI_URL: httpUrl.optional(),
   TEMPORAL_RPC_TIMEOUT_MS: int(100, 60_000).default(5000),
+  /**
+   * `npm start` (API and worker in one process): start runs with eager start on the worker's
+   * connection. Less CPU per task, slower create bursts (docs/operations.md).
+   */
+  TEMPORAL_EAGER_START: bool.default(false),
   /** How often a streamed video chat completion re-reads its task for progress. */
   STREAM_POLL_MS: int(50, 60_000).default(1000),
 

@@ -73,6 +73,12 @@ export const metrics = {
     labelNames: ['kind', 'model'] as const,
     registers: [registry],
   }),
+  workflowStarts: new Counter({
+    name: 'gateway_workflow_starts_total',
+    help: 'Runs of paid tasks started on Temporal (video tasks, background responses), by eager (true: the first workflow task went straight to the worker in this process).',
+    labelNames: ['eager'] as const,
+    registers: [registry],
+  }),
   tasksFinished: new Counter({
     name: 'gateway_tasks_finished_total',
     help: 'Paid tasks settled, by kind, model, outcome (completed, failed) and reason (the failure code; none when completed).',

@@ -17,6 +17,7 @@ import {
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
   type Connection,
+  type ConnectionLike,
   type WorkflowClientInterceptor,
   type WorkflowStartOptions,
 } from '@temporalio/client';
@@ -31,9 +32,10 @@ import { initialState, isTerminal, type TaskRequest, type TaskState } from './ta
 import { TaskServiceUnavailable, TaskStoreUnavailable } from './task-errors';
 import { withJobProgress } from './job-progress';
 import type { DeletedTasks } from './deleted-tasks';
+import { metrics } from '../metrics/metrics';
 
 /** The start options every paid run shares (TaskService.startRun). */
-type RunStartOptions = Pick<WorkflowStartOptions, 'taskQueue' | 'workflowId' | 'typedSearchAttributes' | 'workflowIdReusePolicy'>;
+type RunStartOptions = Pick<WorkflowStartOptions, 'taskQueue' | 'workflowId' | 'typedSearchAttributes' | 'workflowIdReusePolicy' | 'requestEagerStart'>;
 
 export interface TaskServiceOptions {
   namespace: string;
@@ -41,12 +43,22 @@ export interface TaskServiceOptions {
   rpcTimeoutMs: number;
   /** The client's workflow interceptors: Temporal's tracing ones when tracing is on (telemetry/temporal-tracing.ts). */
   interceptors?: WorkflowClientInterceptor[];
+  /**
+   * The NativeConnection of a worker of `taskQueue` in this process (`npm start`), if there is
+   * one. Runs are then started on it with eager start: the server answers the start with the
+   * run's first workflow task, which goes straight to that worker, instead of putting it on the
+   * task queue for a poll to pick up. When the local worker has no free slot (or is being
+   * replaced), the server dispatches the task as usual.
+   */
+  localWorker?: ConnectionLike;
 }
 
 const CLOSED_CACHE_MAX = 20_000;
 
 export class TaskService {
   readonly client: Client;
+  /** Starts runs: on the local worker's connection with eager start, or `client`. */
+  private readonly starter: { client: Client; connection: ConnectionLike; eager: boolean };
   private readonly closed = new Map<string, TaskState>();
 
   constructor(
@@ -55,18 +67,23 @@ export class TaskService {
     /** The store's deletion marks; null where there is no store (the workflow tests), where no task is ever deleted. */
     private readonly deleted: Pick<DeletedTasks, 'has'> | null,
   ) {
-    this.client = new Client({ connection, namespace: opts.namespace, ...(opts.interceptors ? { interceptors: { workflow: opts.interceptors } } : {}) });
+    const clientOf = (on: ConnectionLike) =>
+      new Client({ connection: on, namespace: opts.namespace, ...(opts.interceptors ? { interceptors: { workflow: opts.interceptors } } : {}) });
+    this.client = clientOf(connection);
+    this.starter = opts.localWorker
+      ? { client: clientOf(opts.localWorker), connection: opts.localWorker, eager: true }
+      : { client: this.client, connection, eager: false };
   }
 
-  private rpc<T>(fn: () => Promise<T>, timeoutMs = this.opts.rpcTimeoutMs): Promise<T> {
-    return this.connection.withDeadline(Date.now() + timeoutMs, fn);
+  private rpc<T>(fn: () => Promise<T>, timeoutMs = this.opts.rpcTimeoutMs, on: ConnectionLike = this.connection): Promise<T> {
+    return on.withDeadline(Date.now() + timeoutMs, fn);
   }
 
   async start(request: TaskRequest): Promise<TaskState> {
     const state = initialState(request);
     const input: VideoTaskInput = { request };
     await this.startRun({ id: request.taskId, model: request.model, owner: request.ownerId, status: state.status }, (options) =>
-      this.client.workflow.start(videoTaskWorkflowV2, { ...options, args: [input], memo: { state } }),
+      this.starter.client.workflow.start(videoTaskWorkflowV2, { ...options, args: [input], memo: { state } }),
     );
     return state;
   }
@@ -77,7 +94,7 @@ export class TaskService {
    */
   async startResponse(input: BackgroundResponseInput): Promise<void> {
     await this.startRun({ id: input.id, model: input.model, owner: input.keyId, status: 'queued' }, (options) =>
-      this.client.workflow.start(backgroundResponseWorkflow, { ...options, args: [input] }),
+      this.starter.client.workflow.start(backgroundResponseWorkflow, { ...options, args: [input] }),
     );
   }
 
@@ -88,7 +105,7 @@ export class TaskService {
    */
   private async startRun(
     run: { id: string; model: string; owner: string; status: string },
-    start: (options: RunStartOptions) => Promise<unknown>,
+    start: (options: RunStartOptions) => Promise<{ eagerlyStarted: boolean }>,
   ): Promise<void> {
     const options: RunStartOptions = {
       taskQueue: this.opts.taskQueue,
@@ -99,9 +116,11 @@ export class TaskService {
         { key: SA_STATUS, value: run.status },
       ],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      ...(this.starter.eager ? { requestEagerStart: true } : {}),
     };
     try {
-      await this.rpc(() => start(options));
+      const { eagerlyStarted } = await this.rpc(() => start(options), undefined, this.starter.connection);
+      metrics.workflowStarts.inc({ eager: String(eagerlyStarted) });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
       throw startFailure(err);

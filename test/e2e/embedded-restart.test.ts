@@ -35,7 +35,7 @@ function portOpen(port: number): Promise<boolean> {
 beforeAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
   // An external simulator, so upstream jobs outlive the gateway's restart as a real provider's do.
-  env = await embeddedEnv(dataDir, { SIMULATOR_URL: e2eEnv().simulatorUrl });
+  env = await embeddedEnv(dataDir, { SIMULATOR_URL: e2eEnv().simulatorUrl, TEMPORAL_EAGER_START: 'true' });
 }, 120_000);
 
 afterAll(async () => {
@@ -57,6 +57,12 @@ test('first start prints a demo key; SIGTERM stops all; a restart resumes the ta
 
   const created = await createTask(base, key!, { model: 'motion-2', prompt: 'across a restart [sim:ms=5000]', images: [] });
   await waitFor('processing', async () => (await queryTask(base, key!, created.id)).body.status === 'processing', 20_000);
+  // TEMPORAL_EAGER_START, with the API and the worker in this process: the run was started
+  // eagerly, its first workflow task handed to the worker in the start's answer rather than
+  // through the task queue.
+  const adminToken = /Admin token\s+(\S+)/.exec(banner)?.[1];
+  const scraped = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } })).text();
+  expect(scraped).toMatch(/^gateway_workflow_starts_total\{eager="true"\} 1$/m);
 
   expect(await main!.stop(20_000)).toBe(0);
   expect(await portOpen(Number(env.TEMPORAL_DEV_PORT))).toBe(false);

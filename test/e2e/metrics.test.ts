@@ -130,6 +130,9 @@ test('text: upstream attempts, failovers, the cooldown, added latency and first 
 
 test('tasks: created by the API, finished by the worker, with their reasons and completion lag', () => {
   expect(sumOf(api, 'gateway_tasks_created_total', { kind: 'video', model: VIDEO })).toBe(3);
+  // A standalone API has no worker in its process: every run goes through the task queue.
+  expect(sumOf(api, 'gateway_workflow_starts_total', { eager: 'false' })).toBe(3);
+  expect(sumOf(api, 'gateway_workflow_starts_total', { eager: 'true' })).toBe(0);
   expect(sumOf(worker, 'gateway_tasks_finished_total', { kind: 'video', model: VIDEO, outcome: 'completed', reason: 'none' })).toBe(2);
   expect(sumOf(worker, 'gateway_tasks_finished_total', { kind: 'video', model: VIDEO, outcome: 'failed', reason: 'upstream_failed' })).toBe(1);
   expect(sumOf(worker, 'gateway_task_completion_lag_seconds_count')).toBe(2);
