@@ -63,7 +63,7 @@ interface Options {
   cpuProfDir: string;
   /**
    * The API and the worker in one process, as `npm start` runs them (dist/src/main.js on the
-   * bench's dev server, simulator and database): runs start eagerly on the worker's connection.
+   * bench's dev server, simulator and database).
    */
   oneProcess: boolean;
   /** With oneProcess: TEMPORAL_EAGER_START (runs started eagerly on the worker's connection). */
