@@ -69,7 +69,7 @@ export const metrics = {
   }),
   tasksCreated: new Counter({
     name: 'gateway_tasks_created_total',
-    help: 'Paid tasks accepted (charged), by kind (video, character) and model.',
+    help: 'Paid tasks accepted (charged), by kind (video, character, response) and model.',
     labelNames: ['kind', 'model'] as const,
     registers: [registry],
   }),
@@ -181,7 +181,7 @@ function storeGauge(name: string, help: string, pick: (f: StoreFigures) => numbe
 
 storeGauge(
   'gateway_tasks_in_flight',
-  'Video tasks charged and not yet settled, in the whole gateway (read from the store; take max() over replicas).',
+  'Video tasks and background responses charged and not yet settled, in the whole gateway (read from the store; take max() over replicas).',
   (f) => f.tasksInFlight,
 );
 storeGauge('gateway_text_requests_in_flight', 'Text requests holding credits, in the whole gateway (from the store).', (f) => f.textInFlight);
