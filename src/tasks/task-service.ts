@@ -44,11 +44,11 @@ export interface TaskServiceOptions {
   /** The client's workflow interceptors: Temporal's tracing ones when tracing is on (telemetry/temporal-tracing.ts). */
   interceptors?: WorkflowClientInterceptor[];
   /**
-   * The NativeConnection of a worker of `taskQueue` in this process (`npm start`), if there is
-   * one. Runs are then started on it with eager start: the server answers the start with the
-   * run's first workflow task, which goes straight to that worker, instead of putting it on the
-   * task queue for a poll to pick up. When the local worker has no free slot (or is being
-   * replaced), the server dispatches the task as usual.
+   * The NativeConnection of a worker of `taskQueue` in this process (`npm start` with
+   * TEMPORAL_EAGER_START), if there is one. Runs are then started on it with eager start: the
+   * server answers the start with the run's first workflow task, which goes straight to that
+   * worker, instead of putting it on the task queue for a poll to pick up. When the local worker
+   * has no free slot (or is being replaced), the server dispatches the task as usual.
    */
   localWorker?: ConnectionLike;
 }
@@ -75,8 +75,9 @@ export class TaskService {
       : { client: this.client, connection, eager: false };
   }
 
-  private rpc<T>(fn: () => Promise<T>, timeoutMs = this.opts.rpcTimeoutMs, on: ConnectionLike = this.connection): Promise<T> {
-    return on.withDeadline(Date.now() + timeoutMs, fn);
+  /** One Temporal call under the API's deadline, on the client's connection or `on`. */
+  private rpc<T>(fn: () => Promise<T>, on: ConnectionLike = this.connection): Promise<T> {
+    return on.withDeadline(Date.now() + this.opts.rpcTimeoutMs, fn);
   }
 
   async start(request: TaskRequest): Promise<TaskState> {
@@ -119,7 +120,7 @@ export class TaskService {
       ...(this.starter.eager ? { requestEagerStart: true } : {}),
     };
     try {
-      const { eagerlyStarted } = await this.rpc(() => start(options), undefined, this.starter.connection);
+      const { eagerlyStarted } = await this.rpc(() => start(options), this.starter.connection);
       metrics.workflowStarts.inc({ eager: String(eagerlyStarted) });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
