@@ -75,6 +75,8 @@ function parseArgs(argv: string[]): Options {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
   };
+  // Only npm start's process reads TEMPORAL_EAGER_START: apart, the flag would measure nothing.
+  if (argv.includes('--eager-start') && !argv.includes('--one-process')) throw new Error('--eager-start needs --one-process');
   return {
     tasks: get('tasks', '100,1000').split(',').map(Number),
     jobMs: Number(get('job-ms', '30000')),
@@ -150,7 +152,7 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporalServer.address,
     SIMULATOR_URL: simUrl,
     UPSTREAM_POLL_MS: String(opts.pollMs),
-    TEMPORAL_EAGER_START: String(opts.eagerStart),
+    ...(opts.eagerStart ? { TEMPORAL_EAGER_START: 'true' } : {}),
   };
   const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
   const gatewayProc = opts.oneProcess ? bench.add(runNode('dist/src/main.js', env, 'bench-gateway', opts.gateway, profile)) : null;
