@@ -417,9 +417,6 @@ async function startLitellm(inst: Installed, simUrl: string, dataDir: string, lo
   };
 }
 
-/** Above the load generator's 256 sockets per target: the cap never refuses a bench request. */
-const GATEWAY_KEY_IN_FLIGHT = 100_000;
-
 /** The gateway API process as bench:text starts it (bench/text-gateway.ts), with its bench key. */
 async function startGateway(opts: Options, simUrl: string, dataDir: string, logDir: string, commit: string): Promise<{ runner: Runner; key: string }> {
   const gw = await startTextGateway({
@@ -431,9 +428,6 @@ async function startGateway(opts: Options, simUrl: string, dataDir: string, logD
     log: path.join(logDir, 'peers-gateway.log'),
     billing: opts.billing,
     what: 'gateway',
-    // The per-key caps on text requests and streams in flight (100 by default) answer 429 when a
-    // stall lets more than 100 pile up at 1,000 req/s; the peers have no such cap, so neither does the key here.
-    env: { TEXT_MAX_IN_FLIGHT_PER_KEY: String(GATEWAY_KEY_IN_FLIGHT), MAX_STREAMS_PER_KEY: String(GATEWAY_KEY_IN_FLIGHT) },
   });
   return {
     key: gw.key,

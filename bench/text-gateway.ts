@@ -35,6 +35,12 @@ export interface TextGateway {
 }
 
 const ADMIN_TOKEN = 'bench-admin-token';
+/**
+ * Above the load generator's 256 sockets per target: the per-key caps on text requests and streams
+ * in flight (100 by default) answer 429 once a stall lets more than 100 pile up at 1,000 req/s,
+ * and the bench measures the gateway's cost, not those caps (nor do the peers have them).
+ */
+const KEY_IN_FLIGHT = '100000';
 const issuedKey = z.object({ key: z.string().min(1) });
 
 export async function startTextGateway(opts: TextGatewayOptions): Promise<TextGateway> {
@@ -52,6 +58,8 @@ export async function startTextGateway(opts: TextGatewayOptions): Promise<TextGa
         SIMULATOR_URL: opts.simUrl,
         TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
         LOG_LEVEL: opts.logLevel,
+        TEXT_MAX_IN_FLIGHT_PER_KEY: KEY_IN_FLIGHT,
+        MAX_STREAMS_PER_KEY: KEY_IN_FLIGHT,
         ...opts.env,
       },
       opts.log,

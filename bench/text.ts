@@ -128,7 +128,8 @@ interface PhaseResult extends PhaseOf<TargetName>, OutcomeStats {
   sendLag: Dist | null;
   /** Per 100 ms of send time: [requests sent, the slowest one's latency in ms]; shows whether the tail is stalls or spread. */
   timeline: Array<[number, number]>;
-  cpuMsPerRequest: { gateway: number; simulator: number; loadgen: number };
+  /** gateway: its API process and the embedded store's process; store: the latter alone (0 with PostgreSQL). */
+  cpuMsPerRequest: { gateway: number; store: number; simulator: number; loadgen: number };
   /** CPU used by every other process on the machine during the phase, in % of one core. */
   otherCpuPercent: number;
   peakRssMiB: { gateway: number; simulator: number; loadgen: number };
@@ -174,6 +175,7 @@ const COLUMNS: Array<[string, number]> = [
   ['ttfb p99', 9],
   ['errors', 7],
   ['gw cpu', 7],
+  ['st cpu', 7],
   ['sim cpu', 8],
   ['gen cpu', 8],
   ['gw rss', 7],
@@ -208,6 +210,7 @@ function printRow(r: PhaseResult): void {
       stream ? f2(r.firstByte.p99) : '',
       String(r.errors),
       r.target === 'gateway' ? f2(r.cpuMsPerRequest.gateway) : '',
+      r.target === 'gateway' ? f2(r.cpuMsPerRequest.store) : '',
       f2(r.cpuMsPerRequest.simulator),
       f2(r.cpuMsPerRequest.loadgen),
       r.target === 'gateway' ? r.peakRssMiB.gateway.toFixed(0) : '',
@@ -341,13 +344,16 @@ async function main(): Promise<void> {
     const gatewayBefore = treeCpu(gatewayTree());
     const before = { simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
     const outcomes = await run();
-    const gatewayMs = treeCpuDelta(gatewayBefore, treeCpu(gatewayTree()));
+    const gatewayAfter = treeCpu(gatewayTree());
+    const gatewayMs = treeCpuDelta(gatewayBefore, gatewayAfter);
+    const apiMs = pids.gateway ? (gatewayAfter.get(pids.gateway) ?? 0) - (gatewayBefore.get(pids.gateway) ?? 0) : 0;
     const after = { simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
     clearInterval(sampler);
     sample();
     const n = Math.max(1, outcomes.length);
     const cpu = {
       gateway: base.target === 'gateway' ? gatewayMs / n : NaN,
+      store: base.target === 'gateway' ? (gatewayMs - apiMs) / n : NaN,
       simulator: (after.simulator - before.simulator) / n,
       loadgen: (after.loadgen - before.loadgen) / n,
     };
@@ -358,7 +364,9 @@ async function main(): Promise<void> {
   };
 
   console.log('\nms: p50/p99 = request sent -> last byte; sch = from the scheduled send time (fixed rate, no coordinated omission);');
-  console.log('ttfb = sent -> first body byte; cpu = ms of CPU per request (gw gateway, sim simulator, gen load generator); gw rss MiB peak;');
+  console.log(
+    'ttfb = sent -> first body byte; cpu = ms of CPU per request (gw gateway, st its store process, sim simulator, gen load generator); gw rss MiB peak;',
+  );
   console.log('other = CPU used by other processes on the machine during the phase, % of one core (more than a few %: a noisy row)\n');
   console.log(row(COLUMNS.map(([name]) => name)));
 
