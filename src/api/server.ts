@@ -38,6 +38,7 @@ import { createHealthProbe } from './health';
 import { startTracing, type ProcessTracing } from '../telemetry/tracing';
 import { PerKeySlots } from '../limits/per-key-slots';
 import { ResponseStore } from '../store/responses';
+import { SettlementJournal } from '../billing/settlement-journal';
 import { BackgroundResponseService } from '../responses/background-service';
 
 /** Started tasks are told to the store at most this far apart (one statement per batch). */
@@ -89,9 +90,14 @@ export async function startApiServer(opts: {
   const channels = loadChannels(config);
   const prices = loadPrices(env.PRICES_FILE);
   const billing = new BillingStore(db);
-  const usage = new UsageRecorder(db, logger, prices);
   const holds = new TextHolds(db, env.TEXT_MAX_IN_FLIGHT_PER_KEY, logger, env.TEXT_HOLD_ORPHAN_SECONDS);
-  await holds.start();
+  const usage = new UsageRecorder(db, logger, prices, {
+    journal: new SettlementJournal(path.join(config.dataDir, 'text-usage'), holds.instanceId),
+    flushMs: env.TEXT_USAGE_FLUSH_MS,
+  });
+  // What stopped processes journaled as answered is written before their holds are declared
+  // orphaned and billed in full.
+  await holds.start((live) => usage.recover(live));
   const idempotency = new IdempotencyStore(db);
   idempotency.start();
   const limiter = createRateLimiter(env.REDIS_URL, logger);
@@ -115,6 +121,7 @@ export async function startApiServer(opts: {
     prices,
     starts,
     logger,
+    usage,
     // A charge taken ahead of a character waits for the character, then for the task's start.
     Math.ceil((characterCreateTimeoutMs + 4 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 60,
   );

@@ -65,7 +65,8 @@ export function textChannelsFor(deps: Pick<TextRouteDeps, 'textChannels'>, proto
  * Answers a text request from the proxy: status, headers and body (bytes or a stream) as the
  * chosen upstream gave them. Before the upstream call the request's worst-case price is held
  * against the key (402 when the key cannot cover it, 429 past its text requests in flight);
- * when the answer ends its hold is settled at the real price, before the answer's last byte.
+ * when the answer ends its settlement at the real price is made durable (UsageRecorder) before
+ * the answer's last byte.
  */
 export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>, deps: TextRouteDeps, call: TextCall): Promise<void> {
   const key = callerKey(ctx.state);
@@ -77,14 +78,19 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
   const releaseStream = call.stream ? takeStreamSlot(deps.streams, key.id) : null;
   let holdId: string;
   try {
-    holdId = await deps.holds.hold({
-      keyId: key.id,
-      requestId: ctx.state.requestId,
-      model: call.model,
-      endpoint: call.endpoint,
-      streamed: call.stream,
-      amount: ceiling.credits,
-    });
+    holdId = await deps.usage.afterSettled(
+      key.id,
+      () =>
+        deps.holds.hold({
+          keyId: key.id,
+          requestId: ctx.state.requestId,
+          model: call.model,
+          endpoint: call.endpoint,
+          streamed: call.stream,
+          amount: ceiling.credits,
+        }),
+      (err) => err instanceof InsufficientBalance || err instanceof TooManyTextRequests,
+    );
   } catch (err) {
     releaseStream?.();
     metrics.holds.inc({

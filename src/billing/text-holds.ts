@@ -10,7 +10,8 @@
  * A hold is owned by the API process that took it (gateway_instances, a heartbeat per process).
  * A process that dies mid-answer cannot settle: once its heartbeat is older than
  * TEXT_HOLD_ORPHAN_SECONDS, any live process settles its holds at their full amount (what the
- * provider produced is unknown, and the hold is its upper bound).
+ * provider produced is unknown, and the hold is its upper bound), after writing what the dead
+ * process's settlement journal holds, at the real price, for the answers it had ended.
  *
  * Hold lifecycle, and who moves it:
  *   (none) --hold [API, before the upstream call]--> held
@@ -54,6 +55,7 @@ export class TextHolds {
   readonly instanceId = `gw_${randomUUID().replace(/-/g, '')}`;
   private readonly batches: PerKeyBatches<HoldItem, string>;
   private timer: NodeJS.Timeout | null = null;
+  private recoverJournals: ((live: ReadonlySet<string>) => Promise<unknown>) | null = null;
 
   constructor(
     private readonly db: Db,
@@ -69,9 +71,11 @@ export class TextHolds {
   /**
    * Registers this process and settles the holds of dead ones: at once those of every other
    * process when the store is embedded (it has one owner, so they are all gone), then every
-   * heartbeat those whose holder stopped beating.
+   * heartbeat those whose holder stopped beating. `recoverJournals` (UsageRecorder.recover) is
+   * given the processes alive each time, and writes first what the others' journals hold.
    */
-  async start(): Promise<void> {
+  async start(recoverJournals?: (live: ReadonlySet<string>) => Promise<unknown>): Promise<void> {
+    this.recoverJournals = recoverJournals ?? null;
     await this.beat();
     await this.settleOrphans(this.db.kind === 'embedded' ? 0 : this.orphanAfterSeconds);
     this.timer = setInterval(
@@ -197,9 +201,16 @@ export class TextHolds {
    * Settles the holds of processes silent for `silentSeconds` (0: every other process) at their
    * full amount, as usage records with outcome `orphaned`, and forgets those processes. One
    * transaction; a hold another process settles meanwhile is not found twice (the delete is the
-   * claim). Resolves with how many holds it settled.
+   * claim). Resolves with how many holds it settled. What the dead processes journaled as
+   * answered is written first, at its real price (recoverJournals).
    */
   async settleOrphans(silentSeconds: number): Promise<number> {
+    if (this.recoverJournals) {
+      const live = await this.db.query<{ id: string }>(`select id from gateway_instances where seen_at >= now() - ($1::int * interval '1 second')`, [
+        silentSeconds,
+      ]);
+      await this.recoverJournals(new Set(silentSeconds === 0 ? [] : live.map((r) => r.id)));
+    }
     const settled = await this.db.transaction(async (tx) => {
       const dead = (
         await tx.query<{ id: string }>(`select id from gateway_instances where id <> $1 and seen_at < now() - ($2::int * interval '1 second')`, [

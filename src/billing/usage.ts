@@ -3,6 +3,8 @@ import { textUsagePrice, type PriceTable } from './prices';
 import type { TextUsage } from '../providers/usage';
 import { metrics } from '../metrics/metrics';
 import type { Db, Sql } from '../store/db';
+import { z } from 'zod';
+import type { JournalMark, SettlementJournal } from './settlement-journal';
 
 /**
  * completed; aborted (the client left mid-answer); failed (the stream broke off or carried an
@@ -57,8 +59,34 @@ interface Pending {
   /** The usage record's id, fixed once so a retried write cannot bill it twice. */
   id: string;
   price: number;
-  resolve: () => void;
+  /** Where the journal holds it (deleted once committed); null when the journal could not take it. */
+  mark: JournalMark | null;
+  /** Set when the caller waits for the store's commit itself (the journal could not take it). */
+  resolve: (() => void) | null;
 }
+
+/** A settlement as the journal keeps it (JSON, one line each). */
+const journalEntry = z.object({
+  holdId: z.string().min(1),
+  keyId: z.string().min(1),
+  id: z.string().min(1),
+  price: z.number().finite(),
+  usage: z
+    .object({
+      requestId: z.string(),
+      keyId: z.string(),
+      model: z.string(),
+      channel: z.string(),
+      endpoint: z.enum(['messages', 'chat', 'responses']),
+      streamed: z.boolean(),
+      outcome: z.enum(['completed', 'aborted', 'failed', 'orphaned']),
+      inputTokens: z.number().int().nonnegative(),
+      outputTokens: z.number().int().nonnegative(),
+      cacheCreationTokens: z.number().int().nonnegative(),
+      cacheReadTokens: z.number().int().nonnegative(),
+    })
+    .nullable(),
+});
 
 /** Settlements per statement at most. */
 const MAX_BATCH = 500;
@@ -71,20 +99,37 @@ const RETRY_MS = 1000;
  * usage entry of the key's ledger; it is written in the transaction that settles the request's
  * hold (TextHolds), so usage, its charge and the hold's release are never apart.
  *
- * Writes are group commits: a settlement arriving while no write runs is written at once; those
- * arriving during a write go together as the next one. The route waits for its settlement
- * before it ends the answer (bounded: see settle), so a kill -9 after an answer cannot lose its
- * usage; a write that fails is retried until it succeeds, and a process that dies first leaves
- * its hold to be settled in full by another (TextHolds.settleOrphans).
+ * A settlement is durable before its answer ends, but not in the store: it is appended to the
+ * process's SettlementJournal (a local fdatasync, group-committed), and the store gets the
+ * settlements of `flushMs` in one statement. So an answer waits for a fraction of a millisecond
+ * of local disk, not for the store, and the store runs one statement per batch instead of one
+ * per request. A kill -9 after an answer loses nothing: the process that finds this one dead
+ * (the next start on an embedded store; any API process on the same data folder once its
+ * heartbeat is old) writes what its journal holds before settling its holds (recover). Until a batch is written the key's hold stays on its
+ * row, so what the key can spend is briefly lower than it will be, never higher; a refusal that
+ * this process's pending settlements may have caused is decided again after they are written
+ * (afterSettled). When the journal cannot take a settlement (a disk error), the answer waits for
+ * the store's commit instead, as a journal-less recorder would.
  */
 export class UsageRecorder {
   private queue: Pending[] = [];
   private writing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** Settlements being appended to the journal, not yet queued. */
+  private journaling = new Set<Promise<unknown>>();
+  /** Per key, settlements queued or being written. */
+  private readonly pendingByKey = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
     private readonly prices: PriceTable,
+    private readonly options: {
+      /** null: every answer waits for the store's commit. */
+      journal: SettlementJournal | null;
+      /** How long a settlement waits to share the store's next statement. */
+      flushMs: number;
+    } = { journal: null, flushMs: 0 },
   ) {}
 
   /** The credits a usage record costs; 0 (and said loudly) when its token counts cannot be priced. */
@@ -99,42 +144,145 @@ export class UsageRecorder {
   }
 
   /**
-   * Settles a request's hold, billing its usage; resolves once that is committed. A write that
-   * fails is retried in the background for as long as the process runs, so a caller that must
-   * not wait long races this against its own deadline.
+   * Settles a request's hold, billing its usage; resolves once that is durable (in the journal,
+   * or else in the store). A store write that fails is retried in the background for as long as
+   * the process runs, so a caller that must not wait long races this against its own deadline.
    */
   settle(settlement: TextSettlement): Promise<void> {
+    const usage = settlement.usage;
+    const pending: Pending = {
+      settlement,
+      id: `use_${settlement.holdId.replace(/^hold_/, '')}`,
+      price: usage ? this.priceOf(usage) : 0,
+      mark: null,
+      resolve: null,
+    };
+    const journal = this.options.journal;
+    if (!journal) return this.enqueueAwaited(pending);
+    const line = JSON.stringify({ holdId: settlement.holdId, keyId: settlement.keyId, id: pending.id, price: pending.price, usage });
+    const appended = journal.append(line).then(
+      (mark) => {
+        pending.mark = mark;
+        this.enqueue(pending, this.options.flushMs);
+      },
+      (err: unknown) => {
+        this.logger.error({ err: (err as Error).message }, 'text usage journal append failed; the answer waits for the store');
+        return this.enqueueAwaited(pending);
+      },
+    );
+    this.journaling.add(appended);
+    return appended.finally(() => this.journaling.delete(appended));
+  }
+
+  /**
+   * Runs `attempt`, a decision on what the key may spend (a hold, a charge); when it is refused
+   * with `refused(err)` while settlements of the key are still on their way to the store (their
+   * holds counted, their release not yet), they are written first and the decision taken again.
+   */
+  async afterSettled<T>(keyId: string, attempt: () => Promise<T>, refused: (err: unknown) => boolean): Promise<T> {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!refused(err) || !this.pendingByKey.has(keyId)) throw err;
+      await this.flush();
+      return attempt();
+    }
+  }
+
+  /** Resolves once everything settled so far is in the store (the admin views read after it). */
+  async flush(): Promise<void> {
+    for (;;) {
+      if (this.writing) await this.writing;
+      else if (this.queue.length > 0) this.writeNow();
+      else return;
+    }
+  }
+
+  /**
+   * Writes what the journals of processes that are gone hold (a kill -9 between an answer and
+   * its batch): every owner but this process and those in `live`. TextHolds runs it before it
+   * declares any hold orphaned, so those holds are billed at their real price, not in full.
+   */
+  async recover(live: ReadonlySet<string>): Promise<number> {
+    if (!this.options.journal) return 0;
+    const { lines, remove } = this.options.journal.orphans(live);
+    const entries: Pending[] = [];
+    for (const line of lines) {
+      let parsed: z.infer<typeof journalEntry>;
+      try {
+        parsed = journalEntry.parse(JSON.parse(line));
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'unreadable text usage journal entry left out');
+        continue;
+      }
+      entries.push({
+        settlement: { holdId: parsed.holdId, keyId: parsed.keyId, usage: parsed.usage },
+        id: parsed.id,
+        price: parsed.price,
+        mark: null,
+        resolve: null,
+      });
+    }
+    for (let i = 0; i < entries.length; i += MAX_BATCH) await this.write(entries.slice(i, i + MAX_BATCH));
+    remove();
+    if (entries.length > 0) this.logger.info({ settlements: entries.length }, 'text usage written from the journal of a stopped process');
+    return entries.length;
+  }
+
+  private enqueueAwaited(pending: Pending): Promise<void> {
     return new Promise((resolve) => {
-      const usage = settlement.usage;
-      this.queue.push({ settlement, id: `use_${settlement.holdId.replace(/^hold_/, '')}`, price: usage ? this.priceOf(usage) : 0, resolve });
-      this.writing ??= this.drain();
+      pending.resolve = resolve;
+      this.enqueue(pending, 0);
     });
   }
 
-  /** Resolves once everything settled so far is written (the admin views read after it). */
-  async flush(): Promise<void> {
-    while (this.writing) await this.writing;
+  private enqueue(pending: Pending, delayMs: number): void {
+    this.queue.push(pending);
+    const keyId = pending.settlement.keyId;
+    this.pendingByKey.set(keyId, (this.pendingByKey.get(keyId) ?? 0) + 1);
+    this.schedule(delayMs);
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        // One turn of the event loop first, so settlements arriving meanwhile join the batch
-        // (the embedded store runs a statement synchronously: nothing arrives during one).
-        await new Promise((resolve) => setImmediate(resolve));
-        const batch = this.queue.splice(0, MAX_BATCH);
-        try {
-          await this.write(batch);
-          for (const p of batch) p.resolve();
-        } catch (err) {
-          this.logger.error({ err: (err as Error).message, settlements: batch.length }, 'text usage write failed; will retry');
-          this.queue.unshift(...batch);
-          await new Promise((r) => setTimeout(r, RETRY_MS));
-        }
-      }
-    } finally {
+  /** A write in delayMs, unless one is due sooner or under way (it schedules the next as it ends). */
+  private schedule(delayMs: number): void {
+    if (this.writing) return;
+    if (this.timer && delayMs > 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.writeNow(), delayMs);
+  }
+
+  private writeNow(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.writing || this.queue.length === 0) return;
+    this.writing = this.drain().finally(() => {
       this.writing = null;
+      if (this.queue.length > 0) this.schedule(this.queue.some((p) => p.resolve) ? 0 : this.options.flushMs);
+    });
+  }
+
+  /** Writes one batch, retrying until the store takes it. */
+  private async drain(): Promise<void> {
+    const batch = this.queue.splice(0, MAX_BATCH);
+    for (;;) {
+      try {
+        await this.write(batch);
+        break;
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message, settlements: batch.length }, 'text usage write failed; will retry');
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
     }
+    const marks: JournalMark[] = [];
+    for (const p of batch) {
+      const keyId = p.settlement.keyId;
+      const left = (this.pendingByKey.get(keyId) ?? 1) - 1;
+      if (left > 0) this.pendingByKey.set(keyId, left);
+      else this.pendingByKey.delete(keyId);
+      if (p.mark) marks.push(p.mark);
+      p.resolve?.();
+    }
+    this.options.journal?.committed(marks);
   }
 
   /**
@@ -245,10 +393,18 @@ export class UsageRecorder {
     }));
   }
 
-  /** Writes what is settled so far, waiting at most `timeoutMs` for a store that is away. */
+  /**
+   * Writes what is settled so far, waiting at most `timeoutMs` for a store that is away; what
+   * it could not write stays in the journal for the next start.
+   */
   async close(timeoutMs = 10_000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.flush(), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+    const everything = (async () => {
+      while (this.journaling.size > 0) await Promise.allSettled([...this.journaling]);
+      await this.flush();
+    })();
+    await Promise.race([everything, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
     clearTimeout(timer);
+    await this.options.journal?.close();
   }
 }

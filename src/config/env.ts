@@ -206,6 +206,11 @@ export const envSchema = z.object({
   MAX_STREAMS_PER_KEY: int(1, 1_000_000).default(100),
   /** The longest an answer waits for its usage to be written before it ends anyway (the write goes on). */
   TEXT_SETTLE_WAIT_MS: int(0, 600_000).default(5000),
+  /**
+   * How long an answered request's settlement waits, in the local journal, to share the store's
+   * next statement with others (0: written at once, one statement per request when they do not overlap).
+   */
+  TEXT_USAGE_FLUSH_MS: int(0, 600_000).default(20),
   /** An API process silent this long is dead: any other settles its text holds in full. */
   TEXT_HOLD_ORPHAN_SECONDS: int(3, 86_400).default(60),
   UPSTREAM_POLL_MS: int(50, 600_000).optional(),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { fsyncPath } from '../system/fsync';
 import path from 'node:path';
 
 /**
@@ -34,12 +35,7 @@ export function persistentSecret(dataDir: string, name: string, given: string | 
   } finally {
     fs.rmSync(tmp, { force: true });
   }
-  const dir = fs.openSync(dataDir, 'r');
-  try {
-    fs.fsyncSync(dir);
-  } finally {
-    fs.closeSync(dir);
-  }
+  fsyncPath(dataDir);
   return { value, created: true };
 }
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
+import { fsyncPath } from '../system/fsync';
 
 /**
  * PGlite runs PostgreSQL in WebAssembly; on Node its files go through Emscripten's NODEFS,
@@ -85,13 +86,4 @@ export function fsyncTree(dir: string): void {
   };
   visit(dir);
   fsyncPath(path.dirname(dir));
-}
-
-function fsyncPath(p: string): void {
-  const fd = fs.openSync(p, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

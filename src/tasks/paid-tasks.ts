@@ -11,6 +11,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { characterPrice, videoTaskPrice, type PriceTable } from '../billing/prices';
 import { TaskNotAffordable, TooManyTasks } from './task-errors';
+import type { UsageRecorder } from '../billing/usage';
 import { InsufficientBalance, TooManyTasksInFlight, type BillingStore, type TaskCharge } from '../billing/ledger';
 import { ChargeQueue } from '../billing/charge-queue';
 import type { CharacterInput } from '../workflows/character';
@@ -43,6 +44,8 @@ export class PaidTasks {
     private readonly prices: PriceTable,
     private readonly starts: StartConfirmations,
     private readonly logger: Logger,
+    /** Text settlements on their way to the store, which a refused charge waits for (UsageRecorder.afterSettled). */
+    private readonly usage: Pick<UsageRecorder, 'afterSettled'>,
     /**
      * How long a charge taken ahead may wait for its task's start (the character made first,
      * and the start after it): the reconciler does not ask about it before then, so a slow
@@ -130,7 +133,13 @@ export class PaidTasks {
 
   private async charge(charge: TaskCharge): Promise<void> {
     try {
-      await this.charges.charge(charge);
+      // A refusal while this key's text settlements are still on their way (their holds counted,
+      // their release not yet) is decided again once they are written.
+      await this.usage.afterSettled(
+        charge.keyId,
+        () => this.charges.charge(charge),
+        (err) => err instanceof InsufficientBalance,
+      );
     } catch (err) {
       if (err instanceof InsufficientBalance) {
         throw new TaskNotAffordable(

@@ -1,7 +1,8 @@
 /**
  * Billing on the embedded store (`npm start`'s process: PGlite, in-process worker and
  * in-process rate limits): the same exactness as on PostgreSQL (billing.test.ts) for the
- * concurrent-create race, the failed-task refund, a restart mid-task and the SDKs' 402/429.
+ * concurrent-create race, the failed-task refund, a restart mid-task and the SDKs' 402/429; and
+ * text answers whose usage was only in the journal when the gateway was SIGKILLed.
  * The run's teardown audits this store with `npm run audit:ledger`'s program.
  */
 import fs from 'node:fs';
@@ -11,6 +12,7 @@ import { DEFAULT_PRICES, videoTaskPrice } from '../../src/billing/prices';
 import { auditMismatches, balanceOf, taskEntries } from '../support/billing';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
 import { waitFor } from '../support/ports';
+import { usageOf } from '../support/text';
 import { runNode, TEST_DATA, type Child } from '../support/processes';
 import { ADMIN_TOKEN, e2eEnv, embeddedEnv } from '../support/stack';
 
@@ -94,4 +96,38 @@ test('a restart mid-task: the task completes after it, charged exactly once', as
   expect((await waitForTerminal(base, key, task.id, 90_000)).final.status).toBe('completed');
   expect(await taskEntries(base, id, task.id)).toEqual([`charge:${-FAST}`]);
   expect(await balanceOf(base, id)).toBe(FAST);
+});
+
+test('a SIGKILL after text answers, before their usage batch: the next start bills them at their real price from the journal', async () => {
+  const { id, key } = await issue({ quota: 1_000_000 });
+  // No batch by time: the answers' usage is in the journal only when the process dies.
+  expect(await main!.stop(20_000)).toBe(0);
+  env.TEXT_USAGE_FLUSH_MS = '600000';
+  await startMain();
+  const client = new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0 });
+  const ids = [`req-embedded-journal-a-${Date.now()}`, `req-embedded-journal-b-${Date.now()}`];
+  await client.messages.create(
+    { model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'plain' }] },
+    { headers: { 'x-request-id': ids[0]! } },
+  );
+  await client.messages
+    .stream({ model: 'cm-haiku-4.5', max_tokens: 8, messages: [{ role: 'user', content: 'streamed' }] }, { headers: { 'x-request-id': ids[1]! } })
+    .finalMessage();
+  const journal = path.join(dataDir, 'text-usage');
+  const journaled = fs
+    .readdirSync(journal)
+    .map((f) => fs.readFileSync(path.join(journal, f), 'utf8'))
+    .join('');
+  for (const requestId of ids) expect(journaled).toContain(requestId);
+
+  await main!.kill();
+  delete env.TEXT_USAGE_FLUSH_MS;
+  await startMain();
+  const rows = (await usageOf(base, id)).recent.filter((r) => ids.includes(r.request_id));
+  expect(rows.map((r) => r.outcome)).toEqual(['completed', 'completed']);
+  const view = await call<{ balance: number; spent: number; held: number }>(`${base}/admin/keys/${id}`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  expect(view.body.spent).toBeGreaterThan(0);
+  expect(view.body).toMatchObject({ balance: 1_000_000 - view.body.spent });
 });

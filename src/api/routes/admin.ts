@@ -132,6 +132,8 @@ export function adminRoutes({ config, channels, tasks, signer, db, keys, billing
     const ref = idempotencyKey ? `admin:${key.id}:${idempotencyKey}` : `admin:${randomUUID()}`;
     let balance: number;
     try {
+      // A removal is checked against the balance: with this process's text usage written first.
+      await usage.flush();
       balance = await billing.grant(key.id, body.delta, body.reason ?? (body.delta > 0 ? 'quota added' : 'quota removed'), ref);
     } catch (err) {
       if (err instanceof UnlimitedKey) {

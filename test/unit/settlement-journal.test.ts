@@ -1,0 +1,57 @@
+/**
+ * The local journal of text settlements (src/billing/settlement-journal.ts): what an answer
+ * waits for instead of the store. Its files hold each entry until the store has it, and
+ * another process finds the entries of owners that are gone, never its own or a live one's.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SettlementJournal } from '../../src/billing/settlement-journal';
+
+let dir: string;
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'journal-'));
+});
+
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const journalLines = () =>
+  fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean));
+
+test('an entry is on disk when its append resolves, and appends made together share the file in order', async () => {
+  const journal = new SettlementJournal(dir, 'gw_me');
+  await Promise.all(Array.from({ length: 50 }, (_, i) => journal.append(`{"n":${i}}`)));
+  expect(journalLines()).toEqual(Array.from({ length: 50 }, (_, i) => `{"n":${i}}`));
+  await journal.close();
+});
+
+test('a closed file whose entries are all committed is deleted; one with an entry outstanding stays', async () => {
+  const journal = new SettlementJournal(dir, 'gw_me');
+  const first = await journal.append('{"a":1}');
+  const second = await journal.append('{"a":2}');
+  journal.committed([first]);
+  await journal.close();
+  // One outstanding: the file (and its lines) stay for the next start.
+  expect(journalLines()).toEqual(['{"a":1}', '{"a":2}']);
+  journal.committed([second]);
+  expect(journalLines()).toEqual([]);
+});
+
+test('the entries of owners that are gone are found, oldest file first and without a torn last line, and removed once written', async () => {
+  fs.writeFileSync(path.join(dir, 'gw_dead-2.jsonl'), '{"a":3}\n{"a":');
+  fs.writeFileSync(path.join(dir, 'gw_dead-1.jsonl'), '{"a":1}\n{"a":2}\n');
+  fs.writeFileSync(path.join(dir, 'gw_live-1.jsonl'), '{"live":1}\n');
+  const me = new SettlementJournal(dir, 'gw_me');
+  await me.append('{"mine":1}');
+  const orphans = me.orphans(new Set(['gw_live']));
+  expect(orphans.lines).toEqual(['{"a":1}', '{"a":2}', '{"a":3}']);
+  orphans.remove();
+  expect(fs.readdirSync(dir).sort()).toEqual(['gw_live-1.jsonl', 'gw_me-1.jsonl']);
+  await me.close();
+});
