@@ -125,7 +125,11 @@ export async function startApiServer(opts: {
     // A charge taken ahead of a character waits for the character, then for the task's start.
     Math.ceil((characterCreateTimeoutMs + 4 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 60,
   );
-  setMetricSources({ store: () => billing.inFlightFigures(), restingChannels: () => channelHealth.resting(textChannels) });
+  setMetricSources({
+    store: () => billing.inFlightFigures(),
+    restingChannels: () => channelHealth.resting(textChannels),
+    usagePending: () => usage.pending(),
+  });
   const app = createApp({
     db,
     billing,

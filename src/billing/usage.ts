@@ -189,6 +189,13 @@ export class UsageRecorder {
     }
   }
 
+  /** Answered requests whose usage is not in the store yet (being journaled, queued or written). */
+  pending(): number {
+    let n = this.journaling.size;
+    for (const count of this.pendingByKey.values()) n += count;
+    return n;
+  }
+
   /** Resolves once everything settled so far is in the store (the admin views read after it). */
   async flush(): Promise<void> {
     for (;;) {

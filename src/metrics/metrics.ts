@@ -150,9 +150,14 @@ export interface StoreFigures {
 }
 
 /** Where the scrape-time figures come from; set by the process that serves them (the API). */
-const sources: { store: (() => Promise<StoreFigures>) | null; restingChannels: (() => Map<string, boolean>) | null } = {
+const sources: {
+  store: (() => Promise<StoreFigures>) | null;
+  restingChannels: (() => Map<string, boolean>) | null;
+  usagePending: (() => number) | null;
+} = {
   store: null,
   restingChannels: null,
+  usagePending: null,
 };
 
 /** One store read serves the three gauges of a scrape (and a second scraper within a second). */
@@ -199,9 +204,20 @@ new Gauge({
   },
 });
 
-/** The API serves the store's figures and its channels' health. */
-export function setMetricSources(from: { store: () => Promise<StoreFigures>; restingChannels: () => Map<string, boolean> }): void {
+new Gauge({
+  name: 'gateway_text_usage_pending',
+  help: "Answered text requests whose usage is in this process's journal and not yet in the store (see TEXT_USAGE_FLUSH_MS).",
+  registers: [registry],
+  collect() {
+    const pending = sources.usagePending?.();
+    if (pending !== undefined) this.set(pending);
+  },
+});
+
+/** The API serves the store's figures, its channels' health and its usage on the way to the store. */
+export function setMetricSources(from: { store: () => Promise<StoreFigures>; restingChannels: () => Map<string, boolean>; usagePending: () => number }): void {
   sources.store = from.store;
   sources.restingChannels = from.restingChannels;
+  sources.usagePending = from.usagePending;
   storeRead = null;
 }
