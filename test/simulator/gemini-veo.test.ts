@@ -54,7 +54,8 @@ async function gErr(res: Response): Promise<GoogleError['error']> {
 describe('predictLongRunning', () => {
   it('returns an operation name and polls to a downloadable sample', async () => {
     const res = await predict({
-      instances: [{ prompt: 'a lighthouse at dusk [sim:ms=60]' }],
+      // Long enough that the first poll finds it running on a loaded machine.
+      instances: [{ prompt: 'a lighthouse at dusk [sim:ms=1500]' }],
       parameters: {
         aspectRatio: '9:16',
         durationSeconds: 8,
@@ -71,8 +72,11 @@ describe('predictLongRunning', () => {
 
     const running = await op(created.name);
     expect(running).toEqual({ name: created.name, done: false }); // no invented progress field
-    await sleep(80);
-    const done = await op(created.name);
+    let done = running;
+    for (const deadline = Date.now() + 10_000; !done.done && Date.now() < deadline;) {
+      await sleep(100);
+      done = await op(created.name);
+    }
     expect(done.done).toBe(true);
     expect(done.error).toBeUndefined();
     expect(done.response?.['@type']).toBe('type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse');
