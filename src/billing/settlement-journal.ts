@@ -7,9 +7,9 @@ import { fsyncPath } from '../system/fsync';
  * reaches the database without a kill -9 losing that usage. A settlement is appended and
  * fdatasync'ed (appends arriving during one sync share the next: a group commit of a fraction
  * of a millisecond), the answer ends, and UsageRecorder writes it to the store in batches. An
- * entry stays on disk until the store has committed it; the next start of a process on the
- * folder writes what a dead process left (UsageRecorder.recover), which is idempotent: the
- * settle deletes its hold, and a hold already gone is not billed again.
+ * entry stays on disk until the store has committed it; the process that finds this one dead
+ * writes what it left (UsageRecorder.recover), which is idempotent: the settle deletes its
+ * hold, and a hold already gone is not billed again.
  *
  * Each process appends to files of its own, `<owner>-<n>.jsonl`, the owner being its id in
  * gateway_instances: whether a process is alive is told by its heartbeat there, as for its holds,
@@ -109,6 +109,14 @@ export class SettlementJournal {
           segment.outstanding += group.length;
           for (const w of group) w.done(segment);
         } catch (err) {
+          // A write that failed part-way may have left a torn line: later lines go to a new file,
+          // so that no whole line ever follows it.
+          try {
+            if (this.current) this.seal(this.current);
+          } catch {
+            // The disk is failing: the next append tries a new file all the same.
+          }
+          this.current = null;
           for (const w of group) w.done(err as Error);
         }
       }
