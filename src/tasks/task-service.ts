@@ -211,9 +211,17 @@ export class TaskService {
     if (!memoState) return null;
     const status = description.status.name;
     if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
+      const converter = this.client.options.loadedDataConverter.payloadConverter;
       const watch = description.raw.pendingActivities?.find((a) => a.activityType?.name === WATCH_JOB_ACTIVITY);
       const details = watch?.heartbeatDetails?.payloads?.[0];
-      return details ? withJobProgress(memoState, this.client.options.loadedDataConverter.payloadConverter.fromPayload(details)) : memoState;
+      if (details) return withJobProgress(memoState, converter.fromPayload(details));
+      // The watching step has ended and the workflow task that publishes its outcome has not run
+      // yet: for a moment, or for as long as no worker runs. The memo is behind what reads showed
+      // while the step ran; the step's result in the history says where the job was last seen.
+      if (!watch && description.raw.pendingWorkflowTask && memoState.upstream && !isTerminal(memoState.status)) {
+        return withJobProgress(memoState, await this.lastWatchedProgress(id, converter));
+      }
+      return memoState;
     }
     // Closed: the memo holds the final state, unless the run was stopped from outside.
     const state: TaskState = isTerminal(memoState.status)
@@ -226,6 +234,33 @@ export class TaskService {
         };
     this.remember(id, state);
     return state;
+  }
+
+  /**
+   * The `last` progress of the latest step result in the task's history, newest events first (one
+   * short page: the watching step's completion is among the last events); null when the latest
+   * step result is not a watching step's.
+   */
+  private async lastWatchedProgress(id: string, converter: PayloadConverter): Promise<unknown> {
+    const page = await this.rpc(() =>
+      this.connection.workflowService.getWorkflowExecutionHistoryReverse({
+        namespace: this.opts.namespace,
+        execution: { workflowId: id },
+        maximumPageSize: 10,
+      }),
+    );
+    for (const event of page.history?.events ?? []) {
+      const result = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+      if (!event.activityTaskCompletedEventAttributes) continue;
+      if (!result) return null;
+      try {
+        const value: unknown = converter.fromPayload(result);
+        return value && typeof value === 'object' && 'last' in value ? value.last : null;
+      } catch {
+        return null;
+      }
+    }
+    return null;
   }
 
   /**

@@ -199,6 +199,53 @@ test('a retried watching step resumes from its last heartbeat, so reads never go
   );
 }, 60_000);
 
+test('a task whose watching step has ended reads where its job was last seen until its outcome is published, with no workflow worker', async () => {
+  const request = taskRequest();
+  let release: () => void = () => undefined;
+  const hold = new Promise<void>((resolve) => (release = resolve));
+  let polls = 0;
+  const { activities } = fakeActivities({
+    async pollVideo() {
+      if (++polls < 5) return { phase: 'running', progress: polls * 10 };
+      await hold;
+      return { phase: 'succeeded', download: { url: 'http://upstream.invalid/x.mp4' } };
+    },
+  });
+  const taskQueue = `wf-ended-watch-${request.taskId.replace(/[^a-z0-9]/gi, '')}`;
+  // Workflow tasks (and the local steps) in one worker, the watching step in another: the first
+  // can stop while the step ends, which holds open the moment between the step's result and the
+  // workflow task that publishes it.
+  const workflows = () =>
+    Worker.create({
+      connection: environment().nativeConnection,
+      taskQueue,
+      workflowBundle: { codePath: workflowBundlePath() },
+      activities,
+      enableNonLocalActivities: false,
+    });
+  const steps = await Worker.create({ connection: environment().nativeConnection, taskQueue, activities, maxHeartbeatThrottleInterval: '1s' });
+  const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 }, null);
+  const handle = environment().client.workflow.getHandle(request.taskId);
+  await steps.runUntil(async () => {
+    try {
+      const first = await workflows();
+      await first.runUntil(async () => {
+        await tasks.start(request);
+        await waitFor('a read at 40 %', async () => (await tasks.get(request.taskId, request.ownerId))?.progress === 40, 30_000, 100);
+      });
+      release();
+      await waitFor('the watching step to end', async () => ((await handle.describe()).raw.pendingActivities ?? []).length === 0, 30_000, 100);
+      // No worker publishes the step's outcome: reads keep what they showed, not the memo's pending 0 %.
+      expect(await tasks.get(request.taskId, request.ownerId)).toMatchObject({ status: 'processing', progress: 40 });
+      const second = await workflows();
+      await second.runUntil(async () => expect((await handle.result()).status).toBe('completed'));
+    } finally {
+      release();
+    }
+  });
+  expect(await tasks.get(request.taskId, request.ownerId)).toMatchObject({ status: 'completed', progress: 100 });
+}, 90_000);
+
 test('a run continued as new by an earlier version resumes its job and completes', async () => {
   const request = taskRequest();
   const { activities, calls } = fakeActivities();
