@@ -203,12 +203,15 @@ describe('RedisRateLimiter', () => {
     let refused = await a.take('refill', 600);
     for (let i = 0; i < 50 && refused.allowed; i++) refused = await a.take('refill', 600);
     expect(refused).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
-    // 250 ms later: 2.5 tokens on top of the < 1 left, so 2 or 3 more, never 5.
+    // 250 ms later: 2.5 tokens on top of the < 1 left, so 2 or 3 more, never all 5. A loaded
+    // machine stretches the wait: a token per 100 ms of it, plus the one under way, at most.
+    const refusedAt = Date.now();
     await sleep(250);
     let allowed = 0;
     for (let i = 0; i < 5; i++) if ((await a.take('refill', 600)).allowed) allowed++;
+    const waitedMs = Date.now() - refusedAt;
     expect(allowed).toBeGreaterThanOrEqual(2);
-    expect(allowed).toBeLessThanOrEqual(3);
+    expect(allowed).toBeLessThanOrEqual(Math.min(5, Math.floor(waitedMs / 100) + 1));
   });
 
   it('fails open at once, and warns once, when Redis is unreachable', async () => {
