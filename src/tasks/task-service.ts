@@ -31,6 +31,7 @@ import type { BackgroundResponseInput } from '../workflows/background-response-t
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
 import { TaskServiceUnavailable, TaskStoreUnavailable } from './task-errors';
 import { withJobProgress } from './job-progress';
+import { lastWatchedProgress } from './task-timeline';
 import type { DeletedTasks } from './deleted-tasks';
 import { metrics } from '../metrics/metrics';
 
@@ -219,7 +220,14 @@ export class TaskService {
       // yet: for a moment, or for as long as no worker runs. The memo is behind what reads showed
       // while the step ran; the step's result in the history says where the job was last seen.
       if (!watch && description.raw.pendingWorkflowTask && memoState.upstream && !isTerminal(memoState.status)) {
-        return withJobProgress(memoState, await this.lastWatchedProgress(id, converter));
+        const page = await this.rpc(() =>
+          this.connection.workflowService.getWorkflowExecutionHistoryReverse({
+            namespace: this.opts.namespace,
+            execution: { workflowId: id },
+            maximumPageSize: 10,
+          }),
+        );
+        return withJobProgress(memoState, lastWatchedProgress(page.history?.events ?? [], converter));
       }
       return memoState;
     }
@@ -234,33 +242,6 @@ export class TaskService {
         };
     this.remember(id, state);
     return state;
-  }
-
-  /**
-   * The `last` progress of the latest step result in the task's history, newest events first (one
-   * short page: the watching step's completion is among the last events); null when the latest
-   * step result is not a watching step's.
-   */
-  private async lastWatchedProgress(id: string, converter: PayloadConverter): Promise<unknown> {
-    const page = await this.rpc(() =>
-      this.connection.workflowService.getWorkflowExecutionHistoryReverse({
-        namespace: this.opts.namespace,
-        execution: { workflowId: id },
-        maximumPageSize: 10,
-      }),
-    );
-    for (const event of page.history?.events ?? []) {
-      const result = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
-      if (!event.activityTaskCompletedEventAttributes) continue;
-      if (!result) return null;
-      try {
-        const value: unknown = converter.fromPayload(result);
-        return value && typeof value === 'object' && 'last' in value ? value.last : null;
-      } catch {
-        return null;
-      }
-    }
-    return null;
   }
 
   /**

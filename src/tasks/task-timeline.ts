@@ -62,6 +62,16 @@ function failoverDetail(f: unknown): string {
 }
 
 /**
+ * The `last` of the newest step result among `newestFirst` (a page of history read newest
+ * first): where a watching step last saw its job. null when the newest step result is another
+ * step's, or there is none on the page.
+ */
+export function lastWatchedProgress(newestFirst: readonly HistoryEvent[], converter: PayloadConverter): unknown {
+  const completed = newestFirst.find((e) => e.activityTaskCompletedEventAttributes)?.activityTaskCompletedEventAttributes;
+  return field(decode(converter, completed?.result?.payloads?.[0]), 'last') ?? null;
+}
+
+/**
  * The domain events of one run's history plus the task's ledger rows, in time order (ties keep
  * the order events happen in: created, charged, submitted, ...). Pure: the route test and the
  * e2e test feed it real histories.
