@@ -66,16 +66,22 @@ export class SettlementJournal {
   }
 
   /**
-   * The lines of every journal file in the folder whose owner is neither this process nor in
-   * `live`, oldest file first, with a function that deletes those files once the store has the
-   * lines. A torn last line (the process died mid-write) is left out: its answer never ended.
+   * The lines of every journal file in the folder whose owner is neither this process nor one
+   * of `live()` (asked only when the folder holds another owner's files, so a sweep with nothing
+   * to recover costs one directory read), oldest file first, with a function that deletes those
+   * files once the store has the lines. A torn last line (the process died mid-write) is left
+   * out: its answer never ended.
    */
-  orphans(live: ReadonlySet<string>): { lines: string[]; remove: () => void } {
-    const files = fs
+  async orphans(live: () => Promise<ReadonlySet<string>>): Promise<{ lines: string[]; remove: () => void }> {
+    const others = fs
       .readdirSync(this.dir)
       .filter((f) => f.endsWith('.jsonl'))
       .map((f) => ({ f, owner: f.slice(0, f.lastIndexOf('-')), n: segmentNumber(f) }))
-      .filter(({ owner }) => owner !== this.owner && !live.has(owner))
+      .filter(({ owner }) => owner !== this.owner);
+    if (others.length === 0) return { lines: [], remove: () => undefined };
+    const alive = await live();
+    const files = others
+      .filter(({ owner }) => !alive.has(owner))
       .sort((a, b) => (a.owner === b.owner ? a.n - b.n : a.owner < b.owner ? -1 : 1))
       .map(({ f }) => path.join(this.dir, f));
     const lines: string[] = [];

@@ -55,7 +55,7 @@ export class TextHolds {
   readonly instanceId = `gw_${randomUUID().replace(/-/g, '')}`;
   private readonly batches: PerKeyBatches<HoldItem, string>;
   private timer: NodeJS.Timeout | null = null;
-  private recoverJournals: ((live: ReadonlySet<string>) => Promise<unknown>) | null = null;
+  private recoverJournals: ((live: () => Promise<ReadonlySet<string>>) => Promise<unknown>) | null = null;
 
   constructor(
     private readonly db: Db,
@@ -72,9 +72,9 @@ export class TextHolds {
    * Registers this process and settles the holds of dead ones: at once those of every other
    * process when the store is embedded (it has one owner, so they are all gone), then every
    * heartbeat those whose holder stopped beating. `recoverJournals` (UsageRecorder.recover) is
-   * given the processes alive each time, and writes first what the others' journals hold.
+   * given how to read the processes alive, and writes first what the others' journals hold.
    */
-  async start(recoverJournals?: (live: ReadonlySet<string>) => Promise<unknown>): Promise<void> {
+  async start(recoverJournals?: (live: () => Promise<ReadonlySet<string>>) => Promise<unknown>): Promise<void> {
     this.recoverJournals = recoverJournals ?? null;
     await this.beat();
     await this.settleOrphans(this.db.kind === 'embedded' ? 0 : this.orphanAfterSeconds);
@@ -205,12 +205,16 @@ export class TextHolds {
    * answered is written first, at its real price (recoverJournals).
    */
   async settleOrphans(silentSeconds: number): Promise<number> {
-    if (this.recoverJournals) {
-      const live = await this.db.query<{ id: string }>(`select id from gateway_instances where seen_at >= now() - ($1::int * interval '1 second')`, [
-        silentSeconds,
-      ]);
-      await this.recoverJournals(new Set(silentSeconds === 0 ? [] : live.map((r) => r.id)));
-    }
+    // Every other process is gone at silentSeconds 0 (the embedded store's start).
+    await this.recoverJournals?.(async () =>
+      silentSeconds === 0
+        ? new Set<string>()
+        : new Set(
+            (
+              await this.db.query<{ id: string }>(`select id from gateway_instances where seen_at >= now() - ($1::int * interval '1 second')`, [silentSeconds])
+            ).map((r) => r.id),
+          ),
+    );
     const settled = await this.db.transaction(async (tx) => {
       const dead = (
         await tx.query<{ id: string }>(`select id from gateway_instances where id <> $1 and seen_at < now() - ($2::int * interval '1 second')`, [

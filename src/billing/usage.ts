@@ -207,12 +207,12 @@ export class UsageRecorder {
 
   /**
    * Writes what the journals of processes that are gone hold (a kill -9 between an answer and
-   * its batch): every owner but this process and those in `live`. TextHolds runs it before it
-   * declares any hold orphaned, so those holds are billed at their real price, not in full.
+   * its batch): every owner but this process and those `live()` names. TextHolds runs it before
+   * it declares any hold orphaned, so those holds are billed at their real price, not in full.
    */
-  async recover(live: ReadonlySet<string>): Promise<number> {
+  async recover(live: () => Promise<ReadonlySet<string>>): Promise<number> {
     if (!this.options.journal) return 0;
-    const { lines, remove } = this.options.journal.orphans(live);
+    const { lines, remove } = await this.options.journal.orphans(live);
     const entries: Pending[] = [];
     for (const line of lines) {
       let parsed: z.infer<typeof journalEntry>;

@@ -49,9 +49,22 @@ test('the entries of owners that are gone are found, oldest file first and witho
   fs.writeFileSync(path.join(dir, 'gw_live-1.jsonl'), '{"live":1}\n');
   const me = new SettlementJournal(dir, 'gw_me');
   await me.append('{"mine":1}');
-  const orphans = me.orphans(new Set(['gw_live']));
+  const orphans = await me.orphans(async () => new Set(['gw_live']));
   expect(orphans.lines).toEqual(['{"a":1}', '{"a":2}', '{"a":3}']);
   orphans.remove();
   expect(fs.readdirSync(dir).sort()).toEqual(['gw_live-1.jsonl', 'gw_me-1.jsonl']);
+  await me.close();
+});
+
+test('with no other owner in the folder, nobody is asked which processes are alive', async () => {
+  const me = new SettlementJournal(dir, 'gw_me');
+  await me.append('{"mine":1}');
+  let asked = 0;
+  const live = async () => {
+    asked++;
+    return new Set<string>();
+  };
+  expect((await me.orphans(live)).lines).toEqual([]);
+  expect(asked).toBe(0);
   await me.close();
 });
