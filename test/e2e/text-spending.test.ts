@@ -9,6 +9,7 @@
 import Anthropic, { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
 import OpenAI, { APIError as OpenAIAPIError, RateLimitError } from 'openai';
 import pg from 'pg';
+import { waitFor } from '../support/ports';
 import { ADMIN_TOKEN, startGateway, type Gateway } from '../support/stack';
 import { nonce, readSse, usageOf, usageRowFor } from '../support/text';
 
@@ -239,17 +240,15 @@ test('usage reaches the database moments after the answer ends (one batch per TE
           { headers: { 'x-request-id': requestId } },
         );
       // Durable already (the journal: text-usage-journal.test.ts); in the store within a batch.
-      const deadline = Date.now() + 2000;
-      let row: { n: number; held: string } | undefined;
-      do {
-        if (row) await new Promise((r) => setTimeout(r, 10));
-        ({
-          rows: [row],
-        } = await db.query<{ n: number; held: string }>(
-          'select (select count(*)::int from usage_records where request_id = $1) as n, (select held from api_keys where id = $2) as held',
-          [requestId, id],
-        ));
-      } while (row?.n !== 1 && Date.now() < deadline);
+      const read = async () =>
+        (
+          await db.query<{ n: number; held: string }>(
+            'select (select count(*)::int from usage_records where request_id = $1) as n, (select held from api_keys where id = $2) as held',
+            [requestId, id],
+          )
+        ).rows[0];
+      await waitFor('the usage batch', async () => (await read())?.n === 1, 2000, 10).catch(() => undefined);
+      const row = await read();
       expect(row).toEqual({ n: 1, held: '0' });
     }
   } finally {

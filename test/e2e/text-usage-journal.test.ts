@@ -11,6 +11,7 @@ import Anthropic, { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import pg from 'pg';
 import { ADMIN_TOKEN, startGateway, type Gateway } from '../support/stack';
+import { waitFor } from '../support/ports';
 import { nonce } from '../support/text';
 
 let gw: Gateway;
@@ -70,12 +71,8 @@ test('answers of an API process killed before its batch was written are billed a
 
   // Once its heartbeat is TEXT_HOLD_ORPHAN_SECONDS old, the other process on the folder writes
   // its journal before it settles the holds left: billed as answered, not in full as orphans.
-  const deadline = Date.now() + 20_000;
-  let after = await stored(id, ids);
-  while (after.held > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
-    after = await stored(id, ids);
-  }
+  await waitFor('the dead process found', async () => (await stored(id, ids)).held === 0, 20_000, 250).catch(() => undefined);
+  const after = await stored(id, ids);
   expect(after.rows.map((r) => r.outcome)).toEqual(['completed', 'completed', 'completed']);
   expect(after.held).toBe(0);
   expect(after.inFlight).toBe(0);
