@@ -5,7 +5,7 @@ import type { TextChannel, VideoChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
 import type { RateLimiter } from '../limits/rate-limiter';
 import type { BillingStore } from '../billing/ledger';
-import type { TextHolds } from '../billing/text-holds';
+import type { TextHoldSource } from '../billing/text-holds';
 import type { IdempotencyStore } from '../store/idempotency';
 import type { PriceTable } from '../billing/prices';
 import type { Db } from '../store/db';
@@ -61,7 +61,7 @@ export interface ApiDeps {
   usage: UsageRecorder;
   db: Db;
   billing: BillingStore;
-  holds: TextHolds;
+  holds: TextHoldSource;
   idempotency: IdempotencyStore;
   /** Streams open per key in this process (MAX_STREAMS_PER_KEY): text, and video chat completions. */
   streams: PerKeySlots;

@@ -12,6 +12,7 @@ import {
   TooManyTasks,
   UpstreamFailed,
 } from '../tasks/task-errors';
+import { HoldNotRecorded } from '../billing/text-leases';
 import { GatewayError, InsufficientQuotaError, InvalidRequestError, RateLimitedError, ServiceUnavailableError } from './errors';
 
 export function fromDomainError(err: unknown): GatewayError | null {
@@ -22,6 +23,7 @@ export function fromDomainError(err: unknown): GatewayError | null {
   if (err instanceof UpstreamFailed) return new GatewayError(502, 'upstream_error', err.message, null, 'upstream_failed');
   if (err instanceof StillRunning) return new GatewayError(504, 'server_error', err.message, null, 'timeout');
   if (err instanceof TaskNotAffordable) return new InsufficientQuotaError(err.message);
+  if (err instanceof HoldNotRecorded) return new ServiceUnavailableError(err.message, 'billing_unavailable');
   if (err instanceof TooManyTasks) return new RateLimitedError(err.message, err.retryAfterSeconds, 'too_many_tasks');
   return null;
 }

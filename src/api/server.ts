@@ -14,6 +14,7 @@ import { loadPrices } from '../billing/price-config';
 import { createRateLimiter } from '../limits/create-rate-limiter';
 import { BillingStore } from '../billing/ledger';
 import { TextHolds } from '../billing/text-holds';
+import { TextLeases } from '../billing/text-leases';
 import { IdempotencyStore } from '../store/idempotency';
 import { startBillingReconciler } from '../billing/reconciler';
 import { StartConfirmations } from '../tasks/start-confirmations';
@@ -91,13 +92,15 @@ export async function startApiServer(opts: {
   const prices = loadPrices(env.PRICES_FILE);
   const billing = new BillingStore(db);
   const holds = new TextHolds(db, env.TEXT_MAX_IN_FLIGHT_PER_KEY, logger, env.TEXT_HOLD_ORPHAN_SECONDS);
-  const usage = new UsageRecorder(db, logger, prices, {
-    journal: new SettlementJournal(path.join(config.dataDir, 'text-usage'), holds.instanceId),
-    flushMs: env.TEXT_USAGE_FLUSH_MS,
-  });
-  // What stopped processes journaled as answered is written before their holds are declared
-  // orphaned and billed in full.
+  const journal = new SettlementJournal(path.join(config.dataDir, 'text-usage'), holds.instanceId);
+  // The embedded store has one owner process: it takes text holds from leases, with no statement
+  // per request. PostgreSQL replicas share keys, and hold each request in a row.
+  const leases = db.kind === 'embedded' ? new TextLeases(db, journal, holds.instanceId, env.TEXT_MAX_IN_FLIGHT_PER_KEY, logger) : null;
+  const usage = new UsageRecorder(db, logger, prices, { journal, flushMs: env.TEXT_USAGE_FLUSH_MS, leases, owner: holds.instanceId });
+  // What stopped processes journaled is written before their holds and leases are declared
+  // orphaned (answered requests at their price, the others in full).
   await holds.start((live) => usage.recover(live));
+  leases?.start();
   const idempotency = new IdempotencyStore(db);
   idempotency.start();
   const limiter = createRateLimiter(env.REDIS_URL, logger);
@@ -133,7 +136,7 @@ export async function startApiServer(opts: {
   const app = createApp({
     db,
     billing,
-    holds,
+    holds: leases ?? holds,
     idempotency,
     streams: new PerKeySlots(env.MAX_STREAMS_PER_KEY),
     prices,
@@ -201,6 +204,7 @@ export async function startApiServer(opts: {
       idempotency.stop();
       consoleSessions.stop();
       await starts.close();
+      leases?.stop();
       await usage.close();
       await holds.retire().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not retire this process from the text holds'));
       await limiter.close();

@@ -6,7 +6,7 @@ import { channelsFor, type TextChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
 import { ClientGoneError, proxyText, type ProxyLimits, type TextProtocol, type UsageReport } from '../proxy/text-proxy';
 import { InsufficientBalance } from '../billing/ledger';
-import { TooManyTextRequests, type TextHolds } from '../billing/text-holds';
+import { TooManyTextRequests, type TextHoldSource } from '../billing/text-holds';
 import type { UsageRecorder } from '../billing/usage';
 import { callerKey, type GatewayState } from './context';
 import { InsufficientQuotaError, RateLimitedError } from './errors';
@@ -17,7 +17,7 @@ export interface TextRouteDeps {
   textChannels: readonly TextChannel[];
   channelHealth: ChannelHealth;
   usage: UsageRecorder;
-  holds: TextHolds;
+  holds: TextHoldSource;
   /** Streams open per key in this process (MAX_STREAMS_PER_KEY): text, and video chat completions. */
   streams: PerKeySlots;
   prices: PriceTable;

@@ -89,18 +89,25 @@ export async function auditLedger(db: Sql): Promise<AuditReport> {
       mismatches.push({ key_id: c.id, problem: 'tasks in flight counter differs from the running paid tasks', expected: c.running, actual: c.tasks_in_flight });
     }
   }
-  // What text requests in flight hold: exactly their holds, however they were settled.
+  // What text requests in flight hold: exactly their holds and the leases they are held from.
   const holds = await db.query<{ id: string; held: string | number; text_in_flight: number; holds: string | number; n: number }>(
     `select k.id, k.held, k.text_in_flight,
-            (select coalesce(sum(amount), 0) from text_holds h where h.key_id = k.id) as holds,
-            (select count(*)::int from text_holds h where h.key_id = k.id) as n
+            (select coalesce(sum(amount), 0) from text_holds h where h.key_id = k.id)
+              + (select coalesce(sum(amount), 0) from text_leases l where l.key_id = k.id) as holds,
+            (select count(*)::int from text_holds h where h.key_id = k.id)
+              + (select coalesce(sum(slots), 0)::int from text_leases l where l.key_id = k.id) as n
      from api_keys k`,
   );
   for (const h of holds) {
     if (num(h.held) !== num(h.holds))
-      mismatches.push({ key_id: h.id, problem: 'held differs from the sum of its text holds', expected: num(h.holds), actual: num(h.held) });
+      mismatches.push({ key_id: h.id, problem: 'held differs from the sum of its text holds and leases', expected: num(h.holds), actual: num(h.held) });
     if (h.text_in_flight !== h.n)
-      mismatches.push({ key_id: h.id, problem: 'text requests in flight differ from its text holds', expected: h.n, actual: h.text_in_flight });
+      mismatches.push({
+        key_id: h.id,
+        problem: 'text requests in flight differ from its text holds and leased slots',
+        expected: h.n,
+        actual: h.text_in_flight,
+      });
   }
   const orphans = await db.query<{ key_id: string; ref: string; kind: string }>(
     `select l.key_id, l.ref, l.kind from ledger_entries l

@@ -3,13 +3,16 @@ import path from 'node:path';
 import { fsyncPath } from '../system/fsync';
 
 /**
- * A local, append-only journal of text settlements: what lets an answer end before its usage
- * reaches the database without a kill -9 losing that usage. A settlement is appended and
- * fdatasync'ed (appends arriving during one sync share the next: a group commit of a fraction
- * of a millisecond), the answer ends, and UsageRecorder writes it to the store in batches. An
- * entry stays on disk until the store has committed it; the process that finds this one dead
- * writes what it left (UsageRecorder.recover), which is idempotent: the settle deletes its
- * hold, and a hold already gone is not billed again.
+ * A local, append-only journal of text holds and settlements: what lets a text request take
+ * its hold and end its answer without a statement to the database, and without a kill -9
+ * losing either. A hold is recorded with a synchronous write before its request goes upstream
+ * (in the page cache when record() returns, which a killed process's files keep; on disk with
+ * the next sync, SYNC_SOON_MS at the latest). A settlement is appended and fdatasync'ed
+ * (appends arriving during one sync share the next: a group commit of a fraction of a
+ * millisecond), the answer ends, and UsageRecorder writes it to the store in batches. An entry
+ * stays on disk until the store has committed it; the process that finds this one dead writes
+ * what it left (UsageRecorder.recover): a settlement at its price, a hold with no settlement
+ * (its answer never ended) in full. That is idempotent: a usage record's id is its hold's.
  *
  * Each process appends to files of its own, `<owner>-<n>.jsonl`, the owner being its id in
  * gateway_instances: whether a process is alive is told by its heartbeat there, as for its holds,
@@ -19,9 +22,11 @@ import { fsyncPath } from '../system/fsync';
 export class SettlementJournal {
   private current: Segment | null = null;
   private sequence = 0;
-  /** Lines waiting for the next write + sync, and their callers. */
-  private waiting: Array<{ line: string; done: (segment: Segment | Error) => void }> = [];
+  /** Lines waiting for the next write + sync (null: a sync only), and their callers. */
+  private waiting: Array<{ line: string | null; done: (segment: Segment | Error) => void }> = [];
   private syncing = false;
+  /** The sync that takes recorded lines to disk when no append does it sooner. */
+  private soon: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly dir: string,
@@ -43,6 +48,33 @@ export class SettlementJournal {
     });
   }
 
+  /**
+   * Writes one line (no newline in it) at once, without waiting for the disk: it is in the
+   * file's page cache when this returns, so a kill -9 after it keeps it, and on disk with the
+   * next sync. Throws when the file cannot take it.
+   */
+  record(line: string): JournalMark {
+    // A file with a write under way is not closed under it: it takes the line even if due to seal.
+    const segment = this.syncing && this.current ? this.current : this.segment();
+    if (segment.broken) throw new Error('the journal file is failing');
+    const bytes = Buffer.from(line + '\n');
+    try {
+      for (let at = 0; at < bytes.length;) at += fs.writeSync(segment.handle.fd, bytes, at, bytes.length - at);
+    } catch (err) {
+      // A torn line may be on disk: no whole line may follow it in this file.
+      segment.broken = true;
+      throw err;
+    }
+    segment.bytes += bytes.length;
+    segment.outstanding++;
+    segment.dirty = true;
+    this.soon ??= setTimeout(() => {
+      this.soon = null;
+      if (this.current?.dirty) this.requestSync();
+    }, SYNC_SOON_MS).unref();
+    return segment;
+  }
+
   /** The store has committed these entries: a sealed file whose entries all are is deleted. */
   committed(marks: readonly JournalMark[]): void {
     for (const mark of marks) {
@@ -58,8 +90,20 @@ export class SettlementJournal {
     }
   }
 
+  /**
+   * Commits `mark` once the file holding `after` is deleted (now, if it is): a settlement's
+   * line must outlive its hold's, or a restart would find the hold alone and bill it in full.
+   */
+  committedAfter(mark: JournalMark, after: JournalMark): void {
+    const holder = after as Segment;
+    if (holder.deleted || mark === after) this.committed([mark]);
+    else holder.followers.push(mark);
+  }
+
   /** Closes the current file once the appends under way are on disk (deleted if all committed). */
   async close(): Promise<void> {
+    if (this.soon) clearTimeout(this.soon);
+    this.soon = null;
     while (this.syncing) await new Promise((r) => setTimeout(r, 5));
     if (this.current) this.seal(this.current);
     this.current = null;
@@ -72,7 +116,7 @@ export class SettlementJournal {
    * files once the store has the lines. A torn last line (the process died mid-write) is left
    * out: its answer never ended.
    */
-  async orphans(live: () => Promise<ReadonlySet<string>>): Promise<{ lines: string[]; remove: () => void }> {
+  async orphans(live: () => Promise<ReadonlySet<string>>): Promise<{ lines: OrphanLine[]; remove: () => void }> {
     const others = fs
       .readdirSync(this.dir)
       .filter((f) => f.endsWith('.jsonl'))
@@ -83,9 +127,9 @@ export class SettlementJournal {
     const files = others
       .filter(({ owner }) => !alive.has(owner))
       .sort((a, b) => (a.owner === b.owner ? a.n - b.n : a.owner < b.owner ? -1 : 1))
-      .map(({ f }) => path.join(this.dir, f));
-    const lines: string[] = [];
-    for (const file of files) {
+      .map(({ f, owner }) => ({ file: path.join(this.dir, f), owner }));
+    const lines: OrphanLine[] = [];
+    for (const { file, owner } of files) {
       let text: string;
       try {
         text = fs.readFileSync(file, 'utf8');
@@ -95,9 +139,14 @@ export class SettlementJournal {
         throw err;
       }
       const complete = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
-      for (const line of complete.split('\n')) if (line.length > 0) lines.push(line);
+      for (const line of complete.split('\n')) if (line.length > 0) lines.push({ owner, line });
     }
-    return { lines, remove: () => files.forEach((file) => fs.rmSync(file, { force: true })) };
+    return { lines, remove: () => files.forEach(({ file }) => fs.rmSync(file, { force: true })) };
+  }
+
+  private requestSync(): void {
+    this.waiting.push({ line: null, done: () => undefined });
+    if (!this.syncing) void this.sync();
   }
 
   private async sync(): Promise<void> {
@@ -106,19 +155,37 @@ export class SettlementJournal {
       while (this.waiting.length > 0) {
         const group = this.waiting;
         this.waiting = [];
+        const lines = group.flatMap((w) => (w.line === null ? [] : [w.line]));
+        // A sync with nothing to sync opens no file for it.
+        if (lines.length === 0 && !this.current?.dirty) {
+          for (const w of group) w.done(new Error('nothing to sync'));
+          continue;
+        }
         try {
           const segment = this.segment();
-          const bytes = Buffer.from(group.map((w) => w.line).join('\n') + '\n');
-          await segment.handle.append(bytes);
+          // Cleared before the sync starts: a line recorded while it runs waits for the next one.
+          segment.dirty = false;
+          if (lines.length > 0) {
+            const bytes = Buffer.from(lines.join('\n') + '\n');
+            segment.bytes += bytes.length;
+            segment.outstanding += lines.length;
+            try {
+              await segment.handle.append(bytes);
+            } catch (err) {
+              segment.outstanding -= lines.length;
+              throw err;
+            }
+          }
           await segment.handle.datasync();
-          segment.bytes += bytes.length;
-          segment.outstanding += group.length;
           for (const w of group) w.done(segment);
         } catch (err) {
           // A write that failed part-way may have left a torn line: later lines go to a new file,
           // so that no whole line ever follows it.
           try {
-            if (this.current) this.seal(this.current);
+            if (this.current) {
+              this.current.broken = true;
+              this.seal(this.current);
+            }
           } catch {
             // The disk is failing: the next append tries a new file all the same.
           }
@@ -134,7 +201,7 @@ export class SettlementJournal {
   /** The file to append to: a new one when the current is old or long enough. */
   private segment(): Segment {
     const now = Date.now();
-    if (this.current && (this.current.bytes >= MAX_SEGMENT_BYTES || now - this.current.openedAt >= MAX_SEGMENT_MS)) {
+    if (this.current && (this.current.broken || this.current.bytes >= MAX_SEGMENT_BYTES || now - this.current.openedAt >= MAX_SEGMENT_MS)) {
       this.seal(this.current);
       this.current = null;
     }
@@ -143,27 +210,54 @@ export class SettlementJournal {
       const fd = fs.openSync(file, 'a');
       // The file's name must survive a power loss as its lines do.
       fsyncPath(this.dir);
-      this.current = { file, handle: new FileHandleLike(fd), bytes: 0, outstanding: 0, openedAt: now, sealed: false };
+      this.current = {
+        file,
+        handle: new FileHandleLike(fd),
+        bytes: 0,
+        outstanding: 0,
+        openedAt: now,
+        sealed: false,
+        dirty: false,
+        broken: false,
+        deleted: false,
+        followers: [],
+      };
     }
     return this.current;
   }
 
   private seal(segment: Segment): void {
     segment.sealed = true;
+    // Lines recorded since the last sync reach the disk before the file is let go (once a second).
+    if (segment.dirty && !segment.broken) fs.fdatasyncSync(segment.handle.fd);
+    segment.dirty = false;
     segment.handle.close();
     this.dropIfDone(segment);
   }
 
   private dropIfDone(segment: Segment): void {
-    if (segment.sealed && segment.outstanding === 0) fs.rmSync(segment.file, { force: true });
+    if (!segment.sealed || segment.outstanding > 0 || segment.deleted) return;
+    fs.rmSync(segment.file, { force: true });
+    segment.deleted = true;
+    const followers = segment.followers;
+    segment.followers = [];
+    this.committed(followers);
   }
 }
 
 /** Where an entry was written; opaque to callers. */
 export type JournalMark = object;
 
+/** A line of a stopped process's journal, and that process (its id in gateway_instances). */
+export interface OrphanLine {
+  owner: string;
+  line: string;
+}
+
 const MAX_SEGMENT_BYTES = 1024 * 1024;
 const MAX_SEGMENT_MS = 1000;
+/** A recorded line is on disk this long after it was written, at the latest. */
+const SYNC_SOON_MS = 50;
 
 interface Segment {
   file: string;
@@ -173,6 +267,13 @@ interface Segment {
   outstanding: number;
   openedAt: number;
   sealed: boolean;
+  /** Lines recorded since the last sync started. */
+  dirty: boolean;
+  /** A write to it failed: nothing more goes to it. */
+  broken: boolean;
+  deleted: boolean;
+  /** Marks committed when this file is deleted (committedAfter). */
+  followers: JournalMark[];
 }
 
 /** A file descriptor written with the async fs calls (a FileHandle would close itself on GC). */

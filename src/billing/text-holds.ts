@@ -13,6 +13,9 @@
  * provider produced is unknown, and the hold is its upper bound), after writing what the dead
  * process's settlement journal holds, at the real price, for the answers it had ended.
  *
+ * With the embedded store, the one API process takes holds from leases instead (text-leases.ts),
+ * which this sweep returns for a process that died, after writing what its journal holds.
+ *
  * Hold lifecycle, and who moves it:
  *   (none) --hold [API, before the upstream call]--> held
  *   held --settle [API, when the answer ends: usage record at the real price, or none when no
@@ -36,6 +39,11 @@ export interface TextHoldRequest {
   amount: number;
 }
 
+/** Where a text request's hold is taken: a text_holds row each (TextHolds) or a lease (TextLeases). */
+export interface TextHoldSource {
+  hold(request: TextHoldRequest): Promise<string>;
+}
+
 /** The key already has its maximum of text requests in flight. */
 export class TooManyTextRequests extends Error {
   constructor(readonly limit: number) {
@@ -50,7 +58,7 @@ interface HoldItem extends TextHoldRequest {
   holdId: string;
 }
 
-export class TextHolds {
+export class TextHolds implements TextHoldSource {
   /** This process, as gateway_instances knows it. */
   readonly instanceId = `gw_${randomUUID().replace(/-/g, '')}`;
   private readonly batches: PerKeyBatches<HoldItem, string>;
@@ -222,18 +230,37 @@ export class TextHolds {
           silentSeconds,
         ])
       ).map((r) => r.id);
-      // Holds can outlive their process's row (a process that died before its first beat).
+      // Holds and leases can outlive their process's row (a process that died before its first beat).
       const orphanedIds = (
         await tx.query<{ instance_id: string }>(
-          `select distinct h.instance_id from text_holds h
-           where h.instance_id <> $1 and not exists (select 1 from gateway_instances g where g.id = h.instance_id)`,
+          `select h.instance_id from text_holds h
+           where h.instance_id <> $1 and not exists (select 1 from gateway_instances g where g.id = h.instance_id)
+           union
+           select l.instance_id from text_leases l
+           where l.instance_id <> $1 and not exists (select 1 from gateway_instances g where g.id = l.instance_id)`,
           [this.instanceId],
         )
       ).map((r) => r.instance_id);
       const gone = [...dead, ...orphanedIds];
       if (gone.length === 0) return [];
       // Keys in id order, as every multi-key writer locks them, so two writers cannot deadlock.
-      await tx.query(`select id from api_keys where id in (select key_id from text_holds where instance_id = any($1::text[])) order by id for update`, [gone]);
+      await tx.query(
+        `select id from api_keys where id in (select key_id from text_holds where instance_id = any($1::text[])
+                                              union select key_id from text_leases where instance_id = any($1::text[])) order by id for update`,
+        [gone],
+      );
+      // What their leases still set aside goes back to the keys: what the journals held was
+      // billed from them first (recoverJournals), answered requests at their price and the
+      // others in full.
+      await tx.query(
+        `with returned as (
+           delete from text_leases where instance_id = any($1::text[]) returning key_id, amount, slots
+         ), per_key as (
+           select key_id, sum(amount) as amount, sum(slots) as slots from returned group by key_id
+         )
+         update api_keys k set held = k.held - p.amount, text_in_flight = k.text_in_flight - p.slots from per_key p where k.id = p.key_id`,
+        [gone],
+      );
       const rows = await tx.query<{ key_id: string; amount: string | number }>(
         `with orphan as (
            delete from text_holds where instance_id = any($1::text[])
@@ -272,6 +299,10 @@ export class TextHolds {
   /** Called on a graceful stop, after every answer settled: this process holds nothing more. */
   async retire(): Promise<void> {
     this.stop();
-    await this.db.query('delete from gateway_instances where id = $1 and not exists (select 1 from text_holds where instance_id = $1)', [this.instanceId]);
+    await this.db.query(
+      `delete from gateway_instances where id = $1
+       and not exists (select 1 from text_holds where instance_id = $1) and not exists (select 1 from text_leases where instance_id = $1)`,
+      [this.instanceId],
+    );
   }
 }

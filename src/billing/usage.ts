@@ -4,7 +4,8 @@ import type { TextUsage } from '../providers/usage';
 import { metrics } from '../metrics/metrics';
 import type { Db, Sql } from '../store/db';
 import { z } from 'zod';
-import type { JournalMark, SettlementJournal } from './settlement-journal';
+import type { JournalMark, OrphanLine, SettlementJournal } from './settlement-journal';
+import type { TextLeases } from './text-leases';
 
 /**
  * completed; aborted (the client left mid-answer); failed (the stream broke off or carried an
@@ -59,25 +60,33 @@ interface Pending {
   /** The usage record's id, fixed once so a retried write cannot bill it twice. */
   id: string;
   price: number;
+  /**
+   * Held from a lease (TextLeases): the process whose lease, what the answer consumed of it,
+   * and the hold's line in the journal. Null: the hold is a text_holds row (TextHolds).
+   */
+  lease: { owner: string; consumed: number; holdMark: JournalMark | null } | null;
   /** Where the journal holds it (deleted once committed); null when the journal could not take it. */
   mark: JournalMark | null;
   /** Set when the caller waits for the store's commit itself (the journal could not take it). */
   resolve: (() => void) | null;
 }
 
-/** A settlement as the journal keeps it (JSON, one line each). */
+const endpoint = z.enum(['messages', 'chat', 'responses']);
+
+/** A settlement as the journal keeps it (JSON, one line each); `consumed` when its hold was leased. */
 const journalEntry = z.object({
   holdId: z.string().min(1),
   keyId: z.string().min(1),
   id: z.string().min(1),
   price: z.number().finite(),
+  consumed: z.number().finite().nonnegative().optional(),
   usage: z
     .object({
       requestId: z.string(),
       keyId: z.string(),
       model: z.string(),
       channel: z.string(),
-      endpoint: z.enum(['messages', 'chat', 'responses']),
+      endpoint,
       streamed: z.boolean(),
       outcome: z.enum(['completed', 'aborted', 'failed', 'orphaned']),
       inputTokens: z.number().int().nonnegative(),
@@ -86,6 +95,17 @@ const journalEntry = z.object({
       cacheReadTokens: z.number().int().nonnegative(),
     })
     .nullable(),
+});
+
+/** A hold taken from a lease, as the journal keeps it (TextLeases). */
+const journalHold = z.object({
+  hold: z.string().min(1),
+  keyId: z.string().min(1),
+  amount: z.number().finite().nonnegative(),
+  requestId: z.string(),
+  model: z.string(),
+  endpoint,
+  streamed: z.boolean(),
 });
 
 /** Settlements per statement at most. */
@@ -129,6 +149,10 @@ export class UsageRecorder {
       journal: SettlementJournal | null;
       /** How long a settlement waits to share the store's next statement. */
       flushMs: number;
+      /** Where holds are leased (the embedded store); null: every hold is a text_holds row. */
+      leases?: TextLeases | null;
+      /** This process's id in gateway_instances: whose leases its settlements consume. */
+      owner?: string;
     } = { journal: null, flushMs: 0 },
   ) {}
 
@@ -150,23 +174,37 @@ export class UsageRecorder {
    */
   settle(settlement: TextSettlement): Promise<void> {
     const usage = settlement.usage;
+    const price = usage ? this.priceOf(usage) : 0;
+    const leased = this.options.leases?.release(settlement.holdId, price) ?? null;
     const pending: Pending = {
       settlement,
-      id: `use_${settlement.holdId.replace(/^hold_/, '')}`,
-      price: usage ? this.priceOf(usage) : 0,
+      id: usageRecordId(settlement.holdId),
+      price,
+      lease: leased && { owner: this.options.owner ?? '', consumed: leased.consumed, holdMark: leased.hold.mark },
       mark: null,
       resolve: null,
     };
     const journal = this.options.journal;
     if (!journal) return this.enqueueAwaited(pending);
-    const line = JSON.stringify({ holdId: settlement.holdId, keyId: settlement.keyId, id: pending.id, price: pending.price, usage });
+    const line = JSON.stringify({
+      holdId: settlement.holdId,
+      keyId: settlement.keyId,
+      id: pending.id,
+      price,
+      ...(leased && { consumed: leased.consumed }),
+      usage,
+    });
     const appended = journal.append(line).then(
       (mark) => {
         pending.mark = mark;
-        this.enqueue(pending, this.options.flushMs);
+        // A leased hold whose request produced no answer has nothing for the store: its lease
+        // took it back already, and the journal forgets both lines.
+        if (pending.lease && !usage) this.forget(pending);
+        else this.enqueue(pending, this.options.flushMs);
       },
       (err: unknown) => {
         this.logger.error({ err: (err as Error).message }, 'text usage journal append failed; the answer waits for the store');
+        if (pending.lease && !usage) return this.forget(pending);
         return this.enqueueAwaited(pending);
       },
     );
@@ -183,8 +221,8 @@ export class UsageRecorder {
     try {
       return await attempt();
     } catch (err) {
-      if (!refused(err) || !this.pendingByKey.has(keyId)) throw err;
-      await this.flush();
+      if (!refused(err) || !(this.pendingByKey.has(keyId) || this.options.leases?.hasLease(keyId))) throw err;
+      await this.flush(keyId);
       return attempt();
     }
   }
@@ -196,13 +234,18 @@ export class UsageRecorder {
     return n;
   }
 
-  /** Resolves once everything settled so far is in the store (the admin views read after it). */
-  async flush(): Promise<void> {
+  /**
+   * Resolves once everything settled so far is in the store and, given a key, what this process
+   * leased of it and does not use is given back: a view of the key's money reads after it, and
+   * a refused spender of the key tries again after it.
+   */
+  async flush(keyId?: string): Promise<void> {
     for (;;) {
       if (this.writing) await this.writing;
       else if (this.queue.length > 0) this.writeNow();
-      else return;
+      else break;
     }
+    if (keyId !== undefined) await this.options.leases?.giveBackUnused(keyId);
   }
 
   /**
@@ -213,27 +256,27 @@ export class UsageRecorder {
   async recover(live: () => Promise<ReadonlySet<string>>): Promise<number> {
     if (!this.options.journal) return 0;
     const { lines, remove } = await this.options.journal.orphans(live);
-    const entries: Pending[] = [];
-    for (const line of lines) {
-      let parsed: z.infer<typeof journalEntry>;
-      try {
-        parsed = journalEntry.parse(JSON.parse(line));
-      } catch (err) {
-        this.logger.error({ err: (err as Error).message }, 'unreadable text usage journal entry left out');
-        continue;
-      }
-      entries.push({
-        settlement: { holdId: parsed.holdId, keyId: parsed.keyId, usage: parsed.usage },
-        id: parsed.id,
-        price: parsed.price,
-        mark: null,
-        resolve: null,
-      });
-    }
+    const { entries, unanswered } = journaledSettlements(lines, (err) =>
+      this.logger.error({ err: (err as Error).message }, 'unreadable text usage journal entry left out'),
+    );
     for (let i = 0; i < entries.length; i += MAX_BATCH) await this.write(entries.slice(i, i + MAX_BATCH));
     remove();
-    if (entries.length > 0) this.logger.info({ settlements: entries.length }, 'text usage written from the journal of a stopped process');
+    if (entries.length > 0) {
+      this.logger.info(
+        { settlements: entries.length - unanswered, unanswered },
+        'text usage written from the journal of a stopped process (requests it had not answered: in full)',
+      );
+    }
     return entries.length;
+  }
+
+  /** A leased hold with nothing for the store: both its lines are done with. */
+  private forget(pending: Pending): void {
+    const journal = this.options.journal;
+    const holdMark = pending.lease?.holdMark;
+    if (!journal || !holdMark) return;
+    journal.committed([holdMark]);
+    if (pending.mark) journal.committedAfter(pending.mark, holdMark);
   }
 
   private enqueueAwaited(pending: Pending): Promise<void> {
@@ -255,7 +298,8 @@ export class UsageRecorder {
     if (this.writing) return;
     if (this.timer && delayMs > 0) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.writeNow(), delayMs);
+    // Not what keeps a process up: close() writes what is queued.
+    this.timer = setTimeout(() => this.writeNow(), delayMs).unref();
   }
 
   private writeNow(): void {
@@ -286,86 +330,48 @@ export class UsageRecorder {
       const left = (this.pendingByKey.get(keyId) ?? 1) - 1;
       if (left > 0) this.pendingByKey.set(keyId, left);
       else this.pendingByKey.delete(keyId);
-      if (p.mark) marks.push(p.mark);
+      if (p.lease) this.forget(p);
+      else if (p.mark) marks.push(p.mark);
       p.resolve?.();
     }
     this.options.journal?.committed(marks);
   }
 
   /**
-   * One transaction: the holds are deleted (a hold already gone was settled before, by a write
-   * whose commit was not acknowledged or by the orphan sweep, and is not billed again), the
-   * usage records of the deleted ones are written, and each key's held, text in flight and
-   * balance move once.
+   * Writes a batch: the settlements of leased holds (TextLeases) and those of text_holds rows,
+   * each kind in one statement, which is one transaction. Both are idempotent: a settlement
+   * written before (by a write whose commit was not acknowledged, by a recovery, or by the
+   * orphan sweep) is not billed again. The embedded store has one connection, so nothing can
+   * interleave; on PostgreSQL the keys are locked first, in id order, as every multi-key writer
+   * locks them, so two replicas' batches cannot deadlock.
    */
   private async write(batch: readonly Pending[]): Promise<void> {
-    const keys = [...new Set(batch.map((p) => p.settlement.keyId))].sort();
-    const col = <T>(f: (p: Pending, u: UsageRecord | null) => T): T[] => batch.map((p) => f(p, p.settlement.usage));
-    const settle = (sql: Sql) =>
-      sql.query<{ id: string }>(
-        `with input as (
-           select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[],
-                                $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::boolean[])
-             as i(hold_id, id, request_id, key_id, model, channel, endpoint, streamed, outcome,
-                  input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price, billed)
-         ), released as (
-           delete from text_holds h using input i where h.id = i.hold_id returning h.id, h.key_id, h.amount
-         ), recorded as (
-           insert into usage_records (id, request_id, key_id, model, channel, endpoint, streamed, outcome,
-                                      input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price)
-           select i.id, i.request_id, i.key_id, i.model, i.channel, i.endpoint, i.streamed, i.outcome,
-                  i.input_tokens, i.output_tokens, i.cache_creation_tokens, i.cache_read_tokens, i.price
-           from input i join released r on r.id = i.hold_id where i.billed
-           on conflict (id) do nothing returning id
-         ), per_key as (
-           select r.key_id, sum(r.amount) as held, count(*) as n, coalesce(sum(i.price) filter (where i.billed), 0) as price
-           from released r join input i on i.hold_id = r.id group by r.key_id
-         ), moved as (
-           update api_keys k set held = k.held - p.held, text_in_flight = k.text_in_flight - p.n, balance = k.balance - p.price
-           from per_key p where k.id = p.key_id returning k.id
-         )
-         select id from released`,
-        [
-          col((p) => p.settlement.holdId),
-          col((p) => p.id),
-          col((_p, u) => u?.requestId ?? ''),
-          col((p) => p.settlement.keyId),
-          col((_p, u) => u?.model ?? ''),
-          col((_p, u) => u?.channel ?? ''),
-          col((_p, u) => u?.endpoint ?? ''),
-          col((_p, u) => u?.streamed ?? false),
-          col((_p, u) => u?.outcome ?? ''),
-          col((_p, u) => u?.inputTokens ?? 0),
-          col((_p, u) => u?.outputTokens ?? 0),
-          col((_p, u) => u?.cacheCreationTokens ?? 0),
-          col((_p, u) => u?.cacheReadTokens ?? 0),
-          col((p) => p.price),
-          col((_p, u) => u !== null),
-        ],
-        'text_settle_batch',
-      );
-    // One statement is one transaction. The embedded store has one connection, so nothing can
-    // interleave; on PostgreSQL the keys are locked first, in id order, as every multi-key writer
-    // locks them, so two replicas' batches cannot deadlock.
-    const released =
-      this.db.kind === 'embedded'
-        ? await settle(this.db)
-        : await this.db.transaction(async (tx) => {
-            await tx.query('select id from api_keys where id = any($1::text[]) order by id for update', [keys]);
-            return settle(tx);
-          });
-    // Counted once the commit is in, and only for the holds this write settled (a hold settled
-    // before, by an unacknowledged write or the orphan sweep, was counted then or by the sweep).
-    const settledNow = new Set(released.map((r) => r.id));
+    const written = new Set<string>();
+    for (const [part, settle] of [
+      [batch.filter((p) => p.lease), settleLeased],
+      [batch.filter((p) => !p.lease), settleHeldRows],
+    ] as const) {
+      if (part.length === 0) continue;
+      const keys = [...new Set(part.map((p) => p.settlement.keyId))].sort();
+      const ids =
+        this.db.kind === 'embedded'
+          ? await settle(this.db, part)
+          : await this.db.transaction(async (tx) => {
+              await tx.query('select id from api_keys where id = any($1::text[]) order by id for update', [keys]);
+              return settle(tx, part);
+            });
+      for (const id of ids) written.add(id);
+    }
+    // Counted once the commit is in, and only for what this write billed.
     for (const p of batch) {
-      if (!p.settlement.usage || !settledNow.has(p.settlement.holdId)) continue;
+      if (!p.settlement.usage || !written.has(p.settlement.holdId)) continue;
       metrics.charges.inc({ kind: 'text' });
       metrics.chargedCredits.inc({ kind: 'text' }, p.price);
     }
   }
 
   async totals(keyId: string): Promise<UsageTotals[]> {
-    await this.flush();
+    await this.flush(keyId);
     const rows = await this.db.query<Record<string, string | number>>(
       `select model, count(*) as requests, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
               sum(cache_creation_tokens) as cache_creation_tokens, sum(cache_read_tokens) as cache_read_tokens
@@ -383,7 +389,7 @@ export class UsageRecorder {
   }
 
   async recent(keyId: string, limit: number): Promise<UsageRecordView[]> {
-    await this.flush();
+    await this.flush(keyId);
     const rows = await this.db.query<Omit<UsageRecordView, 'created_at'> & { created_at: Date | string }>(
       `select id, request_id, model, channel, endpoint, streamed, outcome, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, created_at
        from usage_records where key_id = $1 order by created_at desc, id limit $2`,
@@ -409,9 +415,167 @@ export class UsageRecorder {
     const everything = (async () => {
       while (this.journaling.size > 0) await Promise.allSettled([...this.journaling]);
       await this.flush();
+      await this.options.leases?.giveBackUnused();
     })();
     await Promise.race([everything, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
     clearTimeout(timer);
     await this.options.journal?.close();
   }
+}
+
+/** The usage record of a hold: its id derives from the hold's, never from what a caller sent. */
+function usageRecordId(holdId: string): string {
+  return `use_${holdId.replace(/^hold_/, '')}`;
+}
+
+/** The usage record's columns of a batch, as unnest() takes them ($1..$13, after `first` more). */
+function usageColumns(batch: readonly Pending[]): unknown[] {
+  const col = <T>(f: (u: UsageRecord | null, p: Pending) => T): T[] => batch.map((p) => f(p.settlement.usage, p));
+  return [
+    col((_u, p) => p.id),
+    col((u) => u?.requestId ?? ''),
+    col((_u, p) => p.settlement.keyId),
+    col((u) => u?.model ?? ''),
+    col((u) => u?.channel ?? ''),
+    col((u) => u?.endpoint ?? ''),
+    col((u) => u?.streamed ?? false),
+    col((u) => u?.outcome ?? ''),
+    col((u) => u?.inputTokens ?? 0),
+    col((u) => u?.outputTokens ?? 0),
+    col((u) => u?.cacheCreationTokens ?? 0),
+    col((u) => u?.cacheReadTokens ?? 0),
+    col((_u, p) => p.price),
+  ];
+}
+
+const USAGE_INPUT = `$1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[],
+                     $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[]`;
+const USAGE_COLUMNS = `id, request_id, key_id, model, channel, endpoint, streamed, outcome,
+                       input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, price`;
+
+/**
+ * Settlements of leased holds, all billed: their usage records are written, and for those new,
+ * each key's balance moves by the price and its lease (text_leases, and held with it) by what
+ * the answer consumed. A lease left with nothing is deleted. Resolves with the holds billed.
+ */
+async function settleLeased(sql: Sql, batch: readonly Pending[]): Promise<string[]> {
+  const rows = await sql.query<{ hold_id: string }>(
+    `with input as (
+       select * from unnest(${USAGE_INPUT}, $14::text[], $15::text[], $16::bigint[])
+         as i(${USAGE_COLUMNS}, hold_id, instance_id, consumed)
+     ), recorded as (
+       insert into usage_records (${USAGE_COLUMNS}) select ${USAGE_COLUMNS} from input
+       on conflict (id) do nothing returning id
+     ), applied as (
+       select i.* from input i join recorded r using (id)
+     ), per_lease as (
+       select instance_id, key_id, sum(consumed) as consumed from applied group by instance_id, key_id
+     ), shrunk as (
+       update text_leases l set amount = l.amount - p.consumed from per_lease p
+       where l.instance_id = p.instance_id and l.key_id = p.key_id and (l.amount <> p.consumed or l.slots <> 0) returning l.key_id
+     ), gone as (
+       delete from text_leases l using per_lease p
+       where l.instance_id = p.instance_id and l.key_id = p.key_id and l.amount = p.consumed and l.slots = 0 returning l.key_id
+     ), per_key as (
+       select key_id, sum(price) as price, sum(consumed) as consumed from applied group by key_id
+     ), moved as (
+       update api_keys k set balance = k.balance - p.price, held = k.held - p.consumed from per_key p where k.id = p.key_id returning k.id
+     )
+     select hold_id from applied`,
+    [...usageColumns(batch), batch.map((p) => p.settlement.holdId), batch.map((p) => p.lease?.owner ?? ''), batch.map((p) => p.lease?.consumed ?? 0)],
+    'text_settle_leased',
+  );
+  return rows.map((r) => r.hold_id);
+}
+
+/**
+ * Settlements of text_holds rows: the holds are deleted (one already gone was settled before
+ * and is not billed again), the usage records of the deleted ones written, and each key's held,
+ * text in flight and balance move once. Resolves with the holds deleted.
+ */
+async function settleHeldRows(sql: Sql, batch: readonly Pending[]): Promise<string[]> {
+  const rows = await sql.query<{ id: string }>(
+    `with input as (
+       select * from unnest(${USAGE_INPUT}, $14::text[], $15::boolean[])
+         as i(${USAGE_COLUMNS}, hold_id, billed)
+     ), released as (
+       delete from text_holds h using input i where h.id = i.hold_id returning h.id, h.key_id, h.amount
+     ), recorded as (
+       insert into usage_records (${USAGE_COLUMNS})
+       select ${USAGE_COLUMNS} from input where billed and hold_id in (select id from released)
+       on conflict (id) do nothing returning id
+     ), per_key as (
+       select r.key_id, sum(r.amount) as held, count(*) as n, coalesce(sum(i.price) filter (where i.billed), 0) as price
+       from released r join input i on i.hold_id = r.id group by r.key_id
+     ), moved as (
+       update api_keys k set held = k.held - p.held, text_in_flight = k.text_in_flight - p.n, balance = k.balance - p.price
+       from per_key p where k.id = p.key_id returning k.id
+     )
+     select id from released`,
+    [...usageColumns(batch), batch.map((p) => p.settlement.holdId), batch.map((p) => p.settlement.usage !== null)],
+    'text_settle_batch',
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * What a stopped process's journal lines bill: each settlement as it was settled, and each
+ * leased hold with no settlement (its answer never ended: what the provider produced is
+ * unknown, and the hold is its upper bound) in full, as an `orphaned` record. A leased hold
+ * settled with no answer bills nothing. Lines come oldest first, a hold's before its settlement.
+ */
+export function journaledSettlements(lines: readonly OrphanLine[], unreadable: (err: unknown) => void): { entries: Pending[]; unanswered: number } {
+  const holds = new Map<string, { owner: string; hold: z.infer<typeof journalHold> }>();
+  const entries: Pending[] = [];
+  for (const { owner, line } of lines) {
+    try {
+      const json: unknown = JSON.parse(line);
+      if (typeof json === 'object' && json !== null && 'hold' in json) {
+        const hold = journalHold.parse(json);
+        holds.set(hold.hold, { owner, hold });
+        continue;
+      }
+      const parsed = journalEntry.parse(json);
+      holds.delete(parsed.holdId);
+      // A leased hold's request that produced no answer: its lease took it back.
+      if (parsed.consumed !== undefined && parsed.usage === null) continue;
+      entries.push({
+        settlement: { holdId: parsed.holdId, keyId: parsed.keyId, usage: parsed.usage },
+        id: parsed.id,
+        price: parsed.price,
+        lease: parsed.consumed === undefined ? null : { owner, consumed: parsed.consumed, holdMark: null },
+        mark: null,
+        resolve: null,
+      });
+    } catch (err) {
+      unreadable(err);
+    }
+  }
+  for (const { owner, hold } of holds.values()) {
+    entries.push({
+      settlement: {
+        holdId: hold.hold,
+        keyId: hold.keyId,
+        usage: {
+          requestId: hold.requestId,
+          keyId: hold.keyId,
+          model: hold.model,
+          channel: '',
+          endpoint: hold.endpoint,
+          streamed: hold.streamed,
+          outcome: 'orphaned',
+          inputTokens: 0,
+          outputTokens: 0,
+          cacheCreationTokens: 0,
+          cacheReadTokens: 0,
+        },
+      },
+      id: usageRecordId(hold.hold),
+      price: hold.amount,
+      lease: { owner, consumed: hold.amount, holdMark: null },
+      mark: null,
+      resolve: null,
+    });
+  }
+  return { entries, unanswered: holds.size };
 }

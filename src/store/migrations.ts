@@ -306,6 +306,21 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
          (select count(*) from billed_tasks t where t.key_id = k.id and t.kind in ('video', 'response') and t.state in ('charged', 'started'))`,
     ],
   },
+  {
+    id: 18,
+    name: "text leases: credits and in-flight slots of a key that one API process sets aside for its text requests' holds",
+    sql: [
+      // Counted in api_keys.held and text_in_flight like the holds of text_holds; the process's
+      // settlement journal says which requests it holds from it (billing/text-leases.ts).
+      `create table text_leases (
+        instance_id text not null,
+        key_id text not null references api_keys (id),
+        amount bigint not null check (amount >= 0),
+        slots integer not null check (slots >= 0),
+        primary key (instance_id, key_id)
+      )`,
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

@@ -2,7 +2,9 @@
  * Billing on the embedded store (`npm start`'s process: PGlite, in-process worker and
  * in-process rate limits): the same exactness as on PostgreSQL (billing.test.ts) for the
  * concurrent-create race, the failed-task refund, a restart mid-task and the SDKs' 402/429; and
- * text answers whose usage was only in the journal when the gateway was SIGKILLed.
+ * text answers whose usage was only in the journal when the gateway was SIGKILLed. Text holds
+ * here come from leases (billing/text-leases.ts): a text race on a small quota and a SIGKILL
+ * mid-answer bill exactly as hold rows do.
  * The run's teardown audits this store with `npm run audit:ledger`'s program.
  */
 import fs from 'node:fs';
@@ -130,4 +132,72 @@ test('a SIGKILL after text answers, before their usage batch: the next start bil
   });
   expect(view.body.spent).toBeGreaterThan(0);
   expect(view.body).toMatchObject({ balance: 1_000_000 - view.body.spent });
+});
+
+/** The key as the admin API shows it: what the views read once this process gave back what it does not use. */
+async function keyView(id: string) {
+  const res = await call<{ balance: number; spent: number; held: number; text_in_flight: number }>(`${base}/admin/keys/${id}`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  return res.body;
+}
+
+test('40 text requests racing on a quota for about 5 of their worst cases: every one over it gets 402, the balance never goes below 0 and ends exact', async () => {
+  // What one request can cost at most: the 402 of a key with 1 credit says it.
+  const probe = await issue({ quota: 1 });
+  const refused = await fetch(`${base}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': probe.key, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'cm-haiku-4.5', max_tokens: 2000, messages: [{ role: 'user', content: 'race' }] }),
+  });
+  expect(refused.status).toBe(402);
+  const ceiling = Number(/can cost up to (\d+) credits/.exec(((await refused.json()) as { error: { message: string } }).error.message)?.[1]);
+  expect(ceiling).toBeGreaterThan(0);
+
+  const quota = Math.floor(5.5 * ceiling);
+  const { id, key } = await issue({ quota });
+  // Each answer takes 300 ms: the 40 are in flight together.
+  const statuses = await Promise.all(
+    Array.from({ length: 40 }, async (_, i) => {
+      const res = await fetch(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'cm-haiku-4.5',
+          max_tokens: 2000,
+          stream: i % 2 === 0,
+          messages: [{ role: 'user', content: `race ${i} [sim:slow=300]` }],
+        }),
+      });
+      await res.arrayBuffer();
+      return res.status;
+    }),
+  );
+  expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(5);
+  expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
+  expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+  const view = await keyView(id);
+  expect(view).toMatchObject({ balance: quota - view.spent, held: 0, text_in_flight: 0 });
+  expect(view.balance).toBeGreaterThanOrEqual(0);
+  expect((await usageOf(base, id)).recent).toHaveLength(statuses.filter((s) => s === 200).length);
+});
+
+test('a SIGKILL mid-answer: the next start bills the request it was answering in full, and sets nothing aside for it any more', async () => {
+  const { id, key } = await issue({ quota: 1_000_000 });
+  const res = await fetch(`${base}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'cm-haiku-4.5', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'cut short [sim:hang]' }] }),
+  });
+  expect(res.status).toBe(200);
+  expect((await keyView(id)).text_in_flight).toBe(1);
+  await main!.kill();
+  await res.text().catch(() => undefined);
+  await startMain();
+  const rows = (await usageOf(base, id)).recent;
+  expect(rows).toHaveLength(1);
+  expect(rows[0]).toMatchObject({ outcome: 'orphaned', model: 'cm-haiku-4.5', streamed: true });
+  const view = await keyView(id);
+  expect(view.spent).toBeGreaterThan(0);
+  expect(view).toMatchObject({ balance: 1_000_000 - view.spent, held: 0, text_in_flight: 0 });
 });

@@ -50,7 +50,7 @@ test('the entries of owners that are gone are found, oldest file first and witho
   const me = new SettlementJournal(dir, 'gw_me');
   await me.append('{"mine":1}');
   const orphans = await me.orphans(async () => new Set(['gw_live']));
-  expect(orphans.lines).toEqual(['{"a":1}', '{"a":2}', '{"a":3}']);
+  expect(orphans.lines).toEqual(['{"a":1}', '{"a":2}', '{"a":3}'].map((line) => ({ owner: 'gw_dead', line })));
   orphans.remove();
   expect(fs.readdirSync(dir).sort()).toEqual(['gw_live-1.jsonl', 'gw_me-1.jsonl']);
   await me.close();

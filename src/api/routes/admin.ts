@@ -62,7 +62,7 @@ export function adminRoutes({ config, channels, tasks, signer, db, keys, billing
 
   /** The key with its balance (null when unlimited), what it has spent and its tasks in flight. */
   async function keyWithBalance(key: ApiKey) {
-    await usage.flush();
+    await usage.flush(key.id);
     const view = await billing.view(key.id);
     return {
       ...keyView(key),
@@ -133,7 +133,7 @@ export function adminRoutes({ config, channels, tasks, signer, db, keys, billing
     let balance: number;
     try {
       // A removal is checked against the balance: with this process's text usage written first.
-      await usage.flush();
+      await usage.flush(key.id);
       balance = await billing.grant(key.id, body.delta, body.reason ?? (body.delta > 0 ? 'quota added' : 'quota removed'), ref);
     } catch (err) {
       if (err instanceof UnlimitedKey) {
@@ -151,7 +151,7 @@ export function adminRoutes({ config, channels, tasks, signer, db, keys, billing
   router.get('/keys/:id/ledger', async (ctx) => {
     const key = await keyOr404(ctx.params.id);
     const { limit, offset, ...filter } = parseOrThrow(ledgerQuery, ctx.query);
-    await usage.flush();
+    await usage.flush(key.id);
     const data = await billing.ledger(key.id, limit, offset, filter);
     ctx.body = { object: 'list', key_id: key.id, data, has_more: data.length === limit };
   });

@@ -26,7 +26,7 @@ export function billingRoutes({ db, billing, usage }: BillingRouteDeps): Router<
 
   router.get('/v1/billing', async (ctx) => {
     const key = callerKey(ctx.state);
-    await usage.flush();
+    await usage.flush(key.id);
     const view = await billing.view(key.id);
     ctx.body = {
       object: 'billing',
@@ -48,7 +48,7 @@ export function billingRoutes({ db, billing, usage }: BillingRouteDeps): Router<
   router.get('/v1/billing/ledger', async (ctx) => {
     const key = callerKey(ctx.state);
     const { limit, offset, ...filter } = parseOrThrow(ledgerQuery, ctx.query);
-    await usage.flush();
+    await usage.flush(key.id);
     const data = await billing.ledger(key.id, limit, offset, filter);
     ctx.body = { object: 'list', data, has_more: data.length === limit };
   });
@@ -56,7 +56,7 @@ export function billingRoutes({ db, billing, usage }: BillingRouteDeps): Router<
   router.get('/v1/billing/spend', async (ctx) => {
     const key = callerKey(ctx.state);
     const { granularity, since, until } = parseOrThrow(spendQuery(Math.floor(Date.now() / 1000)), ctx.query);
-    await usage.flush();
+    await usage.flush(key.id);
     ctx.body = { object: 'billing.spend', granularity, since, until, data: await spendByBucket(db, key.id, granularity, since, until) };
   });
 
