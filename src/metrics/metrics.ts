@@ -189,8 +189,16 @@ storeGauge(
   'Video tasks and background responses charged and not yet settled, in the whole gateway (read from the store; take max() over replicas).',
   (f) => f.tasksInFlight,
 );
-storeGauge('gateway_text_requests_in_flight', 'Text requests holding credits, in the whole gateway (from the store).', (f) => f.textInFlight);
-storeGauge('gateway_billing_held_credits', 'Credits held by text requests in flight, in the whole gateway (from the store).', (f) => f.heldCredits);
+storeGauge(
+  'gateway_text_requests_in_flight',
+  'Text requests holding credits, in the whole gateway (from the store; with the embedded store, the places its leases set aside).',
+  (f) => f.textInFlight,
+);
+storeGauge(
+  'gateway_billing_held_credits',
+  'Credits held by text requests in flight, in the whole gateway (from the store; with the embedded store, what its leases set aside).',
+  (f) => f.heldCredits,
+);
 
 new Gauge({
   name: 'gateway_channel_resting',

@@ -68,3 +68,20 @@ test('with no other owner in the folder, nobody is asked which processes are ali
   expect(asked).toBe(0);
   await me.close();
 });
+
+test("a recorded line is in its file at once; a line committed after another stays until the other's file is gone", async () => {
+  const journal = new SettlementJournal(dir, 'gw_me');
+  const hold = journal.record('{"hold":1}');
+  const other = journal.record('{"hold":2}');
+  // A synchronous write: in the file before any sync.
+  expect(journalLines()).toEqual(['{"hold":1}', '{"hold":2}']);
+  await journal.close();
+  const settlement = await journal.append('{"settled":1}');
+  journal.committedAfter(settlement, hold);
+  journal.committed([hold]);
+  await journal.close();
+  // The hold's file stays for its other line, and so does the settlement's, committed as it is.
+  expect(journalLines()).toEqual(['{"hold":1}', '{"hold":2}', '{"settled":1}']);
+  journal.committed([other]);
+  expect(journalLines()).toEqual([]);
+});
