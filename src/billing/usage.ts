@@ -321,7 +321,9 @@ export class UsageRecorder {
         break;
       } catch (err) {
         this.logger.error({ err: (err as Error).message, settlements: batch.length }, 'text usage write failed; will retry');
-        await new Promise((r) => setTimeout(r, RETRY_MS));
+        // Unref'd like the flush timer: a store that is gone must not keep a stopping process up
+        // (close() gives up after its timeout; the journal keeps what was not written).
+        await new Promise((r) => setTimeout(r, RETRY_MS).unref());
       }
     }
     const marks: JournalMark[] = [];
