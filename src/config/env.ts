@@ -210,7 +210,7 @@ export const envSchema = z.object({
    * How long an answered request's settlement waits, in the local journal, to share the store's
    * next statement with others (0: written at once, one statement per request when they do not overlap).
    */
-  TEXT_USAGE_FLUSH_MS: int(0, 600_000).default(20),
+  TEXT_USAGE_FLUSH_MS: int(0, 600_000).default(100),
   /** An API process silent this long is dead: any other settles its text holds in full. */
   TEXT_HOLD_ORPHAN_SECONDS: int(3, 86_400).default(60),
   UPSTREAM_POLL_MS: int(50, 600_000).optional(),
