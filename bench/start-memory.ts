@@ -147,24 +147,22 @@ async function measureUnderLoad(root: number, url: string, seconds: number): Pro
 const bench = new BenchChildren('npm start');
 
 /**
- * The variables `npm start` sets on the gateway's command line in package.json (MALLOC_ARENA_MAX),
- * so the bench measures the process as users get it.
+ * The variables (MALLOC_ARENA_MAX) and node flags (--max-semi-space-size) that `npm start` puts
+ * on the gateway's command line in package.json, so the bench measures the process as users get it.
  */
-function startScriptEnv(): Record<string, string> {
+function startCommand(): { env: Record<string, string>; nodeArgs: string[] } {
   const pkg = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const command = /(?:^|&&\s*)((?:\w+=\S+\s+)*)node dist\/src\/main\.js/.exec(pkg.scripts.start ?? '');
+  const command = /(?:^|&&\s*)((?:\w+=\S+\s+)*)node((?:\s+--\S+)*)\s+dist\/src\/main\.js/.exec(pkg.scripts.start ?? '');
   if (!command) throw new Error('package.json: the start script does not run node dist/src/main.js');
-  return Object.fromEntries(
-    (command[1] ?? '')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
-  );
+  const words = (text: string | undefined) => (text ?? '').trim().split(/\s+/).filter(Boolean);
+  return {
+    env: Object.fromEntries(words(command[1]).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])),
+    nodeArgs: words(command[2]),
+  };
 }
 
-async function startAndMeasure(env: Record<string, string>, label: string, settleSeconds: number, loadSeconds: number): Promise<Child> {
-  const gateway = bench.add(runNode('dist/src/main.js', env, path.join(env.DATA_DIR!, 'gateway.log')));
+async function startAndMeasure(env: Record<string, string>, nodeArgs: string[], label: string, settleSeconds: number, loadSeconds: number): Promise<Child> {
+  const gateway = bench.add(runNode('dist/src/main.js', env, path.join(env.DATA_DIR!, 'gateway.log'), undefined, nodeArgs));
   const url = `http://127.0.0.1:${env.PORT}`;
   await waitFor(
     'the gateway ready',
@@ -186,11 +184,12 @@ async function main(): Promise<void> {
   const dataDir = path.join(projectRoot(), '.bench-data', `memory-${Date.now()}`);
   fs.mkdirSync(dataDir, { recursive: true });
   bench.removeAtEnd(dataDir);
-  const env = await embeddedEnv(dataDir, { ...startScriptEnv(), ADMIN_TOKEN, SIMULATOR_PORT: String(await freePort()), LOG_LEVEL: 'warn' });
-  const first = await startAndMeasure(env, 'npm start on a new data folder', opts.settleSeconds, opts.loadSeconds);
+  const start = startCommand();
+  const env = await embeddedEnv(dataDir, { ...start.env, ADMIN_TOKEN, SIMULATOR_PORT: String(await freePort()), LOG_LEVEL: 'warn' });
+  const first = await startAndMeasure(env, start.nodeArgs, 'npm start on a new data folder', opts.settleSeconds, opts.loadSeconds);
   if (opts.restart) {
     await first.stop(30_000);
-    await startAndMeasure(env, 'npm start again on the same data folder', opts.settleSeconds, 0);
+    await startAndMeasure(env, start.nodeArgs, 'npm start again on the same data folder', opts.settleSeconds, 0);
   }
 }
 
