@@ -23,8 +23,9 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.product.json \
 FROM node:24-bookworm-slim
 # MALLOC_ARENA_MAX: glibc gives each thread of the Temporal core (Rust) an arena of its own;
 # two keep the worker ~17 MiB smaller idle at no measured CPU cost. --max-semi-space-size=8
-# (MiB, V8's default 16): a young generation half as large keeps the API ~35 MiB lower under
-# text saturation, at no measured CPU cost (docs/benchmarks.md, "Memory of npm start").
+# (MiB, V8's default 16): a young generation half as large peaked ~37 MiB lower for npm start's
+# process under text saturation and ~90 MiB lower for the worker under 300 video tasks, at no
+# measured CPU cost (docs/benchmarks.md, "Memory of npm start").
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     NODE_OPTIONS=--max-semi-space-size=8 \
