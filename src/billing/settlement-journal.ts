@@ -25,6 +25,8 @@ export class SettlementJournal {
   /** Lines waiting for the next write + sync (null: a sync only), and their callers. */
   private waiting: Array<{ line: string | null; done: (segment: Segment | Error) => void }> = [];
   private syncing = false;
+  /** close() calls waiting for the sync under way to end. */
+  private idleWaiters: Array<() => void> = [];
   /** The sync that takes recorded lines to disk when no append does it sooner. */
   private soon: NodeJS.Timeout | null = null;
 
@@ -104,7 +106,7 @@ export class SettlementJournal {
   async close(): Promise<void> {
     if (this.soon) clearTimeout(this.soon);
     this.soon = null;
-    while (this.syncing) await new Promise((r) => setTimeout(r, 5));
+    while (this.syncing) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     if (this.current) this.seal(this.current);
     this.current = null;
   }
@@ -197,6 +199,7 @@ export class SettlementJournal {
       }
     } finally {
       this.syncing = false;
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 
