@@ -61,7 +61,7 @@ export class SettlementJournal {
     if (segment.broken) throw new Error('the journal file is failing');
     const bytes = Buffer.from(line + '\n');
     try {
-      writeAll(segment.handle.fd, bytes);
+      writeAll(segment.fd, bytes);
     } catch (err) {
       // A torn line may be on disk: no whole line may follow it in this file.
       segment.broken = true;
@@ -174,13 +174,13 @@ export class SettlementJournal {
             try {
               // Written from this thread, as record() does: a page-cache write costs less than
               // a trip through libuv's thread pool; only the datasync below waits for the disk.
-              writeAll(segment.handle.fd, bytes);
+              writeAll(segment.fd, bytes);
             } catch (err) {
               segment.outstanding -= lines.length;
               throw err;
             }
           }
-          await segment.handle.datasync();
+          await datasync(segment.fd);
           for (const w of group) w.done(segment);
         } catch (err) {
           // A write that failed part-way may have left a torn line: later lines go to a new file,
@@ -217,7 +217,7 @@ export class SettlementJournal {
       fsyncPath(this.dir);
       this.current = {
         file,
-        handle: new FileHandleLike(fd),
+        fd,
         bytes: 0,
         outstanding: 0,
         openedAt: now,
@@ -232,11 +232,13 @@ export class SettlementJournal {
   }
 
   private seal(segment: Segment): void {
+    // Once only: a second close could hit a descriptor number the process has reused since.
+    if (segment.sealed) return;
     segment.sealed = true;
     // Lines recorded since the last sync reach the disk before the file is let go (once a second).
-    if (segment.dirty && !segment.broken) fs.fdatasyncSync(segment.handle.fd);
+    if (segment.dirty && !segment.broken) fs.fdatasyncSync(segment.fd);
     segment.dirty = false;
-    segment.handle.close();
+    fs.closeSync(segment.fd);
     this.dropIfDone(segment);
   }
 
@@ -266,7 +268,8 @@ const SYNC_SOON_MS = 50;
 
 interface Segment {
   file: string;
-  handle: FileHandleLike;
+  /** Written and synced with the fs calls on the raw descriptor (a FileHandle would close itself on GC). */
+  fd: number;
   bytes: number;
   /** Entries appended to this file that the store has not committed yet. */
   outstanding: number;
@@ -281,18 +284,8 @@ interface Segment {
   followers: JournalMark[];
 }
 
-/** A file descriptor synced with the async fs call (a FileHandle would close itself on GC). */
-class FileHandleLike {
-  private closed = false;
-  constructor(readonly fd: number) {}
-  datasync(): Promise<void> {
-    return new Promise((resolve, reject) => fs.fdatasync(this.fd, (err) => (err ? reject(err) : resolve())));
-  }
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    fs.closeSync(this.fd);
-  }
+function datasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
 function writeAll(fd: number, bytes: Buffer): void {
