@@ -19,6 +19,7 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
+import { nodeCommandOf, type NodeCommand } from '../test/support/start-scripts';
 import { ADMIN_TOKEN, embeddedEnv } from '../test/support/stack';
 import { numberOption, optionOf } from './ab-options';
 import { BenchChildren } from './child-guard';
@@ -146,19 +147,12 @@ async function measureUnderLoad(root: number, url: string, seconds: number): Pro
 
 const bench = new BenchChildren('npm start');
 
-/**
- * The variables (MALLOC_ARENA_MAX) and node flags (--max-semi-space-size) that `npm start` puts
- * on the gateway's command line in package.json, so the bench measures the process as users get it.
- */
-function startCommand(): { env: Record<string, string>; nodeArgs: string[] } {
+/** How `npm start` runs the gateway (package.json), so the bench measures the process as users get it. */
+function startCommand(): NodeCommand {
   const pkg = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const command = /(?:^|&&\s*)((?:\w+=\S+\s+)*)node((?:\s+--\S+)*)\s+dist\/src\/main\.js/.exec(pkg.scripts.start ?? '');
+  const command = nodeCommandOf(pkg.scripts.start ?? '', 'dist/src/main.js');
   if (!command) throw new Error('package.json: the start script does not run node dist/src/main.js');
-  const words = (text: string | undefined) => (text ?? '').trim().split(/\s+/).filter(Boolean);
-  return {
-    env: Object.fromEntries(words(command[1]).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])),
-    nodeArgs: words(command[2]),
-  };
+  return command;
 }
 
 async function startAndMeasure(env: Record<string, string>, nodeArgs: string[], label: string, settleSeconds: number, loadSeconds: number): Promise<Child> {

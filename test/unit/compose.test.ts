@@ -15,6 +15,7 @@ import { parse } from 'yaml';
 import { ENV_KEYS, loadConfig } from '../../src/config/env';
 import { dockerignoreMatches, parseDockerfile, type Stage } from '../support/dockerfile';
 import { nodeImageProblems } from '../support/node-lts';
+import { assignments, nodeCommandOf, words } from '../support/start-scripts';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -158,6 +159,7 @@ interface Deployment {
   compose: Compose; // parsed, merge keys resolved, interpolated with SAMPLE_HOST_ENV
   dockerfile: string;
   dockerignore: string;
+  scripts: Record<string, string>; // package.json's
   tsconfigBuild: { extends?: string; compilerOptions?: { outDir?: string; rootDir?: string }; include?: string[] };
   tsconfigBase: { compilerOptions?: { outDir?: string; rootDir?: string } };
   sourceExists: (relPath: string) => boolean;
@@ -415,6 +417,29 @@ const dockerignoreKeepsInputs: Rule = ({ dockerignore }) => {
   return problems;
 };
 
+/** The image runs the API and the worker with the variables and node flags their npm scripts set. */
+const imageRunsLikeScripts: Rule = (d) => {
+  const final = parseDockerfile(d.dockerfile).at(-1);
+  const image = assignments(final?.instructions.filter((i) => i.op === 'ENV').flatMap((i) => words(i.args)) ?? []);
+  const nodeOptions = words(image.NODE_OPTIONS);
+  const problems: string[] = [];
+  for (const [script, entry] of [
+    ['api', 'dist/src/api/server.js'],
+    ['worker', 'dist/src/worker.js'],
+  ] as const) {
+    const command = nodeCommandOf(d.scripts[script] ?? '', entry);
+    if (!command) {
+      problems.push(`package.json's ${script} script does not run node ${entry}`);
+      continue;
+    }
+    for (const [name, value] of Object.entries(command.env))
+      if (image[name] !== value) problems.push(`the ${script} script sets ${name}=${value}, the image ${image[name] ?? 'nothing'}`);
+    for (const flag of command.nodeArgs)
+      if (!nodeOptions.includes(flag)) problems.push(`the ${script} script passes ${flag}, the image's NODE_OPTIONS does not`);
+  }
+  return problems;
+};
+
 const RULES: Record<string, Rule> = {
   servicesPresent,
   gatewayEnvIsKnown,
@@ -427,6 +452,7 @@ const RULES: Record<string, Rule> = {
   startOrderIsSound,
   configIsAccepted,
   imageProvidesCommands,
+  imageRunsLikeScripts,
   dockerignoreKeepsInputs,
 };
 
@@ -438,6 +464,7 @@ function loadDeployment(): Deployment {
     compose: interpolateDeep(parsed, SAMPLE_HOST_ENV),
     dockerfile: read('Dockerfile'),
     dockerignore: read('.dockerignore'),
+    scripts: (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts,
     tsconfigBuild: JSON.parse(read('tsconfig.product.json')),
     tsconfigBase: JSON.parse(read('tsconfig.json')),
     sourceExists: (rel) => fs.existsSync(path.join(ROOT, rel)),
@@ -523,6 +550,17 @@ describe('docker-compose.yml matches what the gateway reads', () => {
     ['imageProvidesCommands', 'a tag that floats across majors', (d) => (d.dockerfile = d.dockerfile.replace(/^FROM node:\d+-/gm, 'FROM node:lts-'))],
     ['imageProvidesCommands', 'build and runtime on different majors', (d) => (d.dockerfile = d.dockerfile.replace(/^FROM node:\d+-/m, 'FROM node:22-'))],
     ['imageProvidesCommands', 'CMD changed', (d) => (d.dockerfile = d.dockerfile.replace(/^CMD .*$/m, 'CMD ["node", "dist/api.js"]'))],
+    ['imageRunsLikeScripts', 'the image drops a node flag', (d) => (d.dockerfile = d.dockerfile.replace(/^\s*NODE_OPTIONS=\S+ \\\n/m, ''))],
+    [
+      'imageRunsLikeScripts',
+      'a script sets a variable the image does not',
+      (d) => (d.scripts = { ...d.scripts, worker: d.scripts.worker!.replace('&& ', '&& UV_THREADPOOL_SIZE=8 ') }),
+    ],
+    [
+      'imageRunsLikeScripts',
+      'a script passes a flag the image does not',
+      (d) => (d.scripts = { ...d.scripts, api: d.scripts.api!.replace(' node ', ' node --stack-size=2000 ') }),
+    ],
     ['dockerignoreKeepsInputs', 'sources ignored', (d) => (d.dockerignore += '\nsrc\n')],
     ['dockerignoreKeepsInputs', 'node_modules let in', (d) => (d.dockerignore = d.dockerignore.replace(/^node_modules$/m, ''))],
   ];
