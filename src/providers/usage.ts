@@ -65,12 +65,12 @@ export function stringFieldBytes(json: string, fields: readonly string[]): numbe
 
 const openers = new Map<string, RegExp>();
 
-/** `"field":"` or `"field": "` for any of the fields (names of letters and underscores). */
+/** `"field":"` or `"field": "` for any of the fields, one pattern per list of fields. */
 function openerOf(fields: readonly string[]): RegExp {
-  const key = fields.join('|');
+  const key = fields.join('\0');
   let opener = openers.get(key);
   if (!opener) {
-    opener = new RegExp(`"(?:${key})": ?"`, 'g');
+    opener = new RegExp(`"(?:${fields.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})": ?"`, 'g');
     openers.set(key, opener);
   }
   return opener;

@@ -140,5 +140,7 @@ describe('a dropped answer', () => {
     // Python servers write a space after the colon.
     expect(stringFieldBytes('{"content": "abc", "arguments": "{\\"a\\":1}"}', ['content', 'arguments'])).toBe(3 + Buffer.byteLength('{\\"a\\":1}'));
     expect(stringFieldBytes('{"content":null}', ['content'])).toBe(0);
+    // A field's name is matched as written, whatever characters it holds.
+    expect(stringFieldBytes('{"a.b":"xy","aXb":"zzz"}', ['a.b'])).toBe(2);
   });
 });
