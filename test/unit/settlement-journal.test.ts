@@ -4,60 +4,46 @@
  * another process finds the entries of owners that are gone, never its own or a live one's.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { SettlementJournal } from '../../src/billing/settlement-journal';
+import { journalFolder } from '../support/journal-folder';
 
-let dir: string;
-
-beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'journal-'));
-});
-
-afterEach(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-const journalLines = () =>
-  fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.jsonl'))
-    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean));
+const folder = journalFolder('journal-');
 
 test('an entry is on disk when its append resolves, and appends made together share the file in order', async () => {
-  const journal = new SettlementJournal(dir, 'gw_me');
+  const journal = new SettlementJournal(folder.dir, 'gw_me');
   await Promise.all(Array.from({ length: 50 }, (_, i) => journal.append(`{"n":${i}}`)));
-  expect(journalLines()).toEqual(Array.from({ length: 50 }, (_, i) => `{"n":${i}}`));
+  expect(folder.lines()).toEqual(Array.from({ length: 50 }, (_, i) => `{"n":${i}}`));
   await journal.close();
 });
 
 test('a closed file whose entries are all committed is deleted; one with an entry outstanding stays', async () => {
-  const journal = new SettlementJournal(dir, 'gw_me');
+  const journal = new SettlementJournal(folder.dir, 'gw_me');
   const first = await journal.append('{"a":1}');
   const second = await journal.append('{"a":2}');
   journal.committed([first]);
   await journal.close();
   // One outstanding: the file (and its lines) stay for the next start.
-  expect(journalLines()).toEqual(['{"a":1}', '{"a":2}']);
+  expect(folder.lines()).toEqual(['{"a":1}', '{"a":2}']);
   journal.committed([second]);
-  expect(journalLines()).toEqual([]);
+  expect(folder.lines()).toEqual([]);
 });
 
 test('the entries of owners that are gone are found, oldest file first and without a torn last line, and removed once written', async () => {
-  fs.writeFileSync(path.join(dir, 'gw_dead-2.jsonl'), '{"a":3}\n{"a":');
-  fs.writeFileSync(path.join(dir, 'gw_dead-1.jsonl'), '{"a":1}\n{"a":2}\n');
-  fs.writeFileSync(path.join(dir, 'gw_live-1.jsonl'), '{"live":1}\n');
-  const me = new SettlementJournal(dir, 'gw_me');
+  fs.writeFileSync(path.join(folder.dir, 'gw_dead-2.jsonl'), '{"a":3}\n{"a":');
+  fs.writeFileSync(path.join(folder.dir, 'gw_dead-1.jsonl'), '{"a":1}\n{"a":2}\n');
+  fs.writeFileSync(path.join(folder.dir, 'gw_live-1.jsonl'), '{"live":1}\n');
+  const me = new SettlementJournal(folder.dir, 'gw_me');
   await me.append('{"mine":1}');
   const orphans = await me.orphans(async () => new Set(['gw_live']));
   expect(orphans.lines).toEqual(['{"a":1}', '{"a":2}', '{"a":3}'].map((line) => ({ owner: 'gw_dead', line })));
   orphans.remove();
-  expect(fs.readdirSync(dir).sort()).toEqual(['gw_live-1.jsonl', 'gw_me-1.jsonl']);
+  expect(fs.readdirSync(folder.dir).sort()).toEqual(['gw_live-1.jsonl', 'gw_me-1.jsonl']);
   await me.close();
 });
 
 test('with no other owner in the folder, nobody is asked which processes are alive', async () => {
-  const me = new SettlementJournal(dir, 'gw_me');
+  const me = new SettlementJournal(folder.dir, 'gw_me');
   await me.append('{"mine":1}');
   let asked = 0;
   const live = async () => {
@@ -70,18 +56,18 @@ test('with no other owner in the folder, nobody is asked which processes are ali
 });
 
 test("a recorded line is in its file at once; a line committed after another stays until the other's file is gone", async () => {
-  const journal = new SettlementJournal(dir, 'gw_me');
+  const journal = new SettlementJournal(folder.dir, 'gw_me');
   const hold = journal.record('{"hold":1}');
   const other = journal.record('{"hold":2}');
   // A synchronous write: in the file before any sync.
-  expect(journalLines()).toEqual(['{"hold":1}', '{"hold":2}']);
+  expect(folder.lines()).toEqual(['{"hold":1}', '{"hold":2}']);
   await journal.close();
   const settlement = await journal.append('{"settled":1}');
   journal.committedAfter(settlement, hold);
   journal.committed([hold]);
   await journal.close();
   // The hold's file stays for its other line, and so does the settlement's, committed as it is.
-  expect(journalLines()).toEqual(['{"hold":1}', '{"hold":2}', '{"settled":1}']);
+  expect(folder.lines()).toEqual(['{"hold":1}', '{"hold":2}', '{"settled":1}']);
   journal.committed([other]);
-  expect(journalLines()).toEqual([]);
+  expect(folder.lines()).toEqual([]);
 });

@@ -2,31 +2,15 @@
  * The usage recorder (src/billing/usage.ts) against a store that refuses every statement: what
  * it could not write stays in the journal, and nothing of it keeps a stopping process up.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pino from 'pino';
 import { SettlementJournal } from '../../src/billing/settlement-journal';
 import { DEFAULT_PRICES } from '../../src/billing/prices';
 import { UsageRecorder } from '../../src/billing/usage';
 import type { Db } from '../../src/store/db';
 import { waitFor } from '../support/ports';
+import { journalFolder } from '../support/journal-folder';
 
-let dir: string;
-
-beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recorder-'));
-});
-
-afterEach(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-const journalLines = () =>
-  fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.jsonl'))
-    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean));
+const folder = journalFolder('recorder-');
 
 /** Runs fn with every timer it starts tracked; returns the ones still pending when fn is done. */
 async function pendingTimersOf(fn: () => Promise<void>): Promise<NodeJS.Timeout[]> {
@@ -63,7 +47,7 @@ test('a store that refuses every write: close() gives up after its timeout, the 
   };
   const away: Db = { kind: 'embedded', query: refuse, transaction: refuse, listen: refuse, close: async () => undefined };
   const left = await pendingTimersOf(async () => {
-    const usage = new UsageRecorder(away, pino({ level: 'silent' }), DEFAULT_PRICES, { journal: new SettlementJournal(dir, 'gw_me'), flushMs: 0 });
+    const usage = new UsageRecorder(away, pino({ level: 'silent' }), DEFAULT_PRICES, { journal: new SettlementJournal(folder.dir, 'gw_me'), flushMs: 0 });
     await usage.settle({
       holdId: 'hold_1',
       keyId: 'key_1',
@@ -84,7 +68,7 @@ test('a store that refuses every write: close() gives up after its timeout, the 
     await waitFor('a refused write', async () => attempts > 0, 5000, 5);
     await usage.close(50);
   });
-  expect(journalLines()).toHaveLength(1);
+  expect(folder.lines()).toHaveLength(1);
   // The write is retried on a timer (still pending here), which must not hold a stopping process open.
   expect(left.length).toBeGreaterThan(0);
   expect(left.filter((t) => t.hasRef())).toEqual([]);
