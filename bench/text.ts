@@ -1,10 +1,11 @@
 /**
  * npm run bench:text -- [--rate 1000] [--seconds 10] [--warmup-seconds 2] [--concurrency 64]
- *                        [--protocols anthropic,openai] [--modes plain,stream] [--targets direct,gateway]
+ *                        [--protocols anthropic,openai] [--modes plain,stream] [--targets direct,floor,gateway]
  *                        [--log-level info] [--cpu-prof DIR] [--billing on|off]
  *
  * The overhead of the text proxy: the same requests sent straight to the provider simulator
- * ("direct") and through the gateway API process ("gateway") in one run, for Anthropic
+ * ("direct"), through a bare node:http proxy ("floor", bench/floor-proxy.ts: what Node's HTTP
+ * stack alone costs on this machine) and through the gateway API process ("gateway") in one run, for Anthropic
  * Messages (POST /v1/messages) and OpenAI chat completions (POST /v1/chat/completions), each
  * streamed and not. Per protocol x mode x target:
  *   warm-up   --warmup-seconds at the fixed rate, discarded;
@@ -15,7 +16,7 @@
  * the scheduled send time (fixed rate; free of coordinated omission), time to first byte of
  * streams, achieved req/s, errors, CPU time per request of the gateway, simulator and load
  * generator, the CPU other processes used meanwhile (a busy machine makes a row meaningless),
- * and peak RSS; then gateway - direct ("added").
+ * and peak RSS; then floor - direct and gateway - direct ("added").
  *
  * The simulator and the gateway are child processes; the load generator runs in this process
  * (node:http, one keep-alive agent per target), which does nothing else while a phase runs.
@@ -62,7 +63,7 @@ import {
 // Options
 // ---------------------------------------------------------------------------------------------
 
-const TARGETS = ['direct', 'gateway'] as const;
+const TARGETS = ['direct', 'floor', 'gateway'] as const;
 type TargetName = (typeof TARGETS)[number];
 
 interface Options {
@@ -128,8 +129,12 @@ interface PhaseResult extends PhaseOf<TargetName>, OutcomeStats {
   sendLag: Dist | null;
   /** Per 100 ms of send time: [requests sent, the slowest one's latency in ms]; shows whether the tail is stalls or spread. */
   timeline: Array<[number, number]>;
-  /** gateway: its API process and the embedded store's process; store: the latter alone (0 with PostgreSQL). */
-  cpuMsPerRequest: { gateway: number; store: number; simulator: number; loadgen: number };
+  /**
+   * proxy: the target between the generator and the simulator (the gateway's API process and
+   * the embedded store's process, or the floor proxy); store: the gateway's store process alone
+   * (0 with PostgreSQL).
+   */
+  cpuMsPerRequest: { proxy: number; store: number; simulator: number; loadgen: number };
   /** CPU used by every other process on the machine during the phase, in % of one core. */
   otherCpuPercent: number;
   peakRssMiB: { gateway: number; simulator: number; loadgen: number };
@@ -174,7 +179,7 @@ const COLUMNS: Array<[string, number]> = [
   ['ttfb p50', 9],
   ['ttfb p99', 9],
   ['errors', 7],
-  ['gw cpu', 7],
+  ['px cpu', 7],
   ['st cpu', 7],
   ['sim cpu', 8],
   ['gen cpu', 8],
@@ -209,7 +214,7 @@ function printRow(r: PhaseResult): void {
       stream ? f2(r.firstByte.p50) : '',
       stream ? f2(r.firstByte.p99) : '',
       String(r.errors),
-      r.target === 'gateway' ? f2(r.cpuMsPerRequest.gateway) : '',
+      r.target === 'direct' ? '' : f2(r.cpuMsPerRequest.proxy),
       r.target === 'gateway' ? f2(r.cpuMsPerRequest.store) : '',
       f2(r.cpuMsPerRequest.simulator),
       f2(r.cpuMsPerRequest.loadgen),
@@ -231,12 +236,15 @@ interface Added {
   fromScheduleP99: number | null;
   firstByteP50: number;
   firstByteP99: number;
-  /** gateway req/s / direct req/s */
+  /** proxy req/s / direct req/s */
   rpsRatio: number;
+  /** Which proxy: the floor or the gateway. */
+  target: TargetName;
 }
 
 function added(direct: PhaseResult, gateway: PhaseResult): Added {
   return {
+    target: gateway.target,
     protocol: direct.protocol,
     mode: direct.mode,
     phase: direct.phase,
@@ -257,7 +265,7 @@ function printAdded(a: Added): void {
       a.protocol,
       a.mode,
       a.phase === 'fixed' ? 'fixed' : 'sat',
-      'added',
+      a.target === 'gateway' ? 'added' : `${a.target}+`,
       a.phase === 'saturation' ? `x${a.rpsRatio.toFixed(2)}` : '',
       signed(a.p50),
       signed(a.p99),
@@ -291,7 +299,11 @@ async function main(): Promise<void> {
   const dataDir = path.join(root, '.bench-data', `text-${startedAt.getTime()}`);
   fs.mkdirSync(dataDir, { recursive: true });
   bench.removeAtEnd(dataDir);
-  const logs = { simulator: path.join(root, '.bench-data', 'text-simulator.log'), gateway: path.join(root, '.bench-data', 'text-gateway.log') };
+  const logs = {
+    simulator: path.join(root, '.bench-data', 'text-simulator.log'),
+    floor: path.join(root, '.bench-data', 'text-floor.log'),
+    gateway: path.join(root, '.bench-data', 'text-gateway.log'),
+  };
   for (const file of Object.values(logs)) fs.writeFileSync(file, ''); // runNode appends: each run's logs alone
 
   const simPort = await freePort();
@@ -313,12 +325,28 @@ async function main(): Promise<void> {
     nodeArgs: opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : [],
   });
 
+  const floorPort = await freePort();
+  const floor = opts.targets.includes('floor')
+    ? bench.add(runNode('dist/bench/floor-proxy.js', { FLOOR_PORT: String(floorPort), FLOOR_UPSTREAM: simUrl }, logs.floor))
+    : null;
+  if (floor)
+    await waitFor(
+      'floor proxy',
+      () =>
+        fetch(`http://127.0.0.1:${floorPort}/_sim/health`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      20_000,
+    );
+
   const agentOptions: http.AgentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256 };
   const targets: Record<TargetName, Target<TargetName>> = {
     direct: { name: 'direct', host: '127.0.0.1', port: simPort, agent: new http.Agent(agentOptions) },
+    floor: { name: 'floor', host: '127.0.0.1', port: floorPort, agent: new http.Agent(agentOptions) },
     gateway: { name: 'gateway', host: '127.0.0.1', port: gw.port, agent: new http.Agent(agentOptions) },
   };
-  const pids = { gateway: gw.child.proc.pid, simulator: sim.proc.pid };
+  const pids = { gateway: gw.child.proc.pid, simulator: sim.proc.pid, floor: floor?.proc.pid };
   // The gateway is its API process and the embedded store's process below it.
   const gatewayTree = () => (pids.gateway ? treePids(pids.gateway) : []);
   const gatewayRssAtStart = treeRssMiB(gatewayTree());
@@ -342,30 +370,31 @@ async function main(): Promise<void> {
     };
     const sampler = setInterval(sample, 250);
     const gatewayBefore = treeCpu(gatewayTree());
-    const before = { simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
+    const before = { simulator: cpuMs(pids.simulator), floor: cpuMs(pids.floor), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
     const outcomes = await run();
     const gatewayAfter = treeCpu(gatewayTree());
     const gatewayMs = treeCpuDelta(gatewayBefore, gatewayAfter);
     const apiMs = pids.gateway ? (gatewayAfter.get(pids.gateway) ?? 0) - (gatewayBefore.get(pids.gateway) ?? 0) : 0;
-    const after = { simulator: cpuMs(pids.simulator), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
+    const after = { simulator: cpuMs(pids.simulator), floor: cpuMs(pids.floor), loadgen: selfCpuMs(), machine: machineBusyMs(), at: now() };
     clearInterval(sampler);
     sample();
     const n = Math.max(1, outcomes.length);
+    const floorMs = pids.floor ? after.floor - before.floor : 0;
     const cpu = {
-      gateway: base.target === 'gateway' ? gatewayMs / n : NaN,
+      proxy: base.target === 'gateway' ? gatewayMs / n : base.target === 'floor' ? floorMs / n : NaN,
       store: base.target === 'gateway' ? (gatewayMs - apiMs) / n : NaN,
       simulator: (after.simulator - before.simulator) / n,
       loadgen: (after.loadgen - before.loadgen) / n,
     };
     if (base.target !== 'gateway') peak.gateway = NaN;
-    const ours = gatewayMs + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
+    const ours = gatewayMs + floorMs + (after.simulator - before.simulator) + (after.loadgen - before.loadgen);
     const other = (100 * (after.machine - before.machine - ours)) / toMs(after.at - before.at);
     return summarise(base, outcomes, cpu, other, peak);
   };
 
   console.log('\nms: p50/p99 = request sent -> last byte; sch = from the scheduled send time (fixed rate, no coordinated omission);');
   console.log(
-    'ttfb = sent -> first body byte; cpu = ms of CPU per request (gw gateway, st its store process, sim simulator, gen load generator); gw rss MiB peak;',
+    'ttfb = sent -> first body byte; cpu = ms of CPU per request (px the proxy: gateway or floor, st the gateway store process, sim simulator, gen load generator); gw rss MiB peak;',
   );
   console.log('other = CPU used by other processes on the machine during the phase, % of one core (more than a few %: a noisy row)\n');
   console.log(row(COLUMNS.map(([name]) => name)));
@@ -406,8 +435,9 @@ async function main(): Promise<void> {
       }
       for (const phase of ['fixed', 'saturation'] as const) {
         const d = byTarget.direct?.[phase];
-        const g = byTarget.gateway?.[phase];
-        if (d && g) {
+        for (const proxy of ['floor', 'gateway'] as const) {
+          const g = byTarget[proxy]?.[phase];
+          if (!d || !g) continue;
           const a = added(d, g);
           addedRows.push(a);
           printAdded(a);
@@ -427,7 +457,7 @@ async function main(): Promise<void> {
         `(worst fixed-rate phase; 1 ms timers: this is the gap between "sch" and sent-based figures)`,
     );
   }
-  const fixedAdded = addedRows.filter((a) => a.phase === 'fixed');
+  const fixedAdded = addedRows.filter((a) => a.phase === 'fixed' && a.target === 'gateway');
   if (fixedAdded.length > 0) {
     const worst = Math.max(...fixedAdded.map((a) => a.p50));
     console.log(`target: added median latency < 1 ms at ${opts.rate} req/s: ${worst < 1 ? 'met' : 'NOT met'} (worst added p50 ${signed(worst)} ms)`);
