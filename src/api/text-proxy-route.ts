@@ -160,14 +160,40 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     // OpenAI's own header: how long the answer took to begin (the whole answer, when not streamed).
     if (call.endpoint !== 'messages') ctx.set('openai-processing-ms', String(Math.round(Number(elapsedNs) / 1e6)));
     metrics.textAdded.observe({ endpoint: call.endpoint, stream: String(call.stream) }, Number(elapsedNs - reply.upstreamNs) / 1e9);
-    if (reply.body instanceof Readable) metrics.streamFirstByte.observe({ endpoint: call.endpoint }, Number(elapsedNs) / 1e9);
-    ctx.body = reply.body;
+    if (reply.body instanceof Readable) {
+      metrics.streamFirstByte.observe({ endpoint: call.endpoint }, Number(elapsedNs) / 1e9);
+      sendStream(ctx, reply.body);
+    } else ctx.body = reply.body;
   } catch (err) {
     if (!settled) void settle(null, null);
     if (!(err instanceof ClientGoneError)) throw err;
     ctx.state.log.info('client left before the upstream answered');
     ctx.respond = false;
   }
+}
+
+/**
+ * Sends a streamed answer to the client's socket itself rather than as Koa's body: Koa pipes a
+ * stream body with stream.pipeline, whose plumbing per stream (end-of-stream watchers on both
+ * sides, an AbortController) cost a text stream 15-25 % of the gateway's CPU in bench:text.
+ * The status and headers are already on the response (Koa's setters write them through), and
+ * what Koa would add for a stream is kept: a default content type, the body destroyed when the
+ * client's connection closes (the relay then bills what was sent, as 'aborted').
+ */
+function sendStream(ctx: ParameterizedContext<GatewayState>, body: Readable): void {
+  ctx.respond = false;
+  const res = ctx.res;
+  // The client left while the upstream was being asked: nothing to send.
+  if (res.destroyed) {
+    body.destroy();
+    return;
+  }
+  if (!res.hasHeader('content-type')) res.setHeader('content-type', 'application/octet-stream');
+  res.once('close', () => body.destroy());
+  // Neither end's error may go unhandled: a write to a socket that broke, a relay that failed.
+  res.on('error', () => body.destroy());
+  body.once('error', () => res.destroy());
+  body.pipe(res);
 }
 
 /** Runs the call's onAnswer hook; what it fails at is logged and does not keep the answer from being billed. */
