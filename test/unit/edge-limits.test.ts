@@ -2,12 +2,12 @@
  * The pure parts of the edge's bounds: request targets that must decode, the address a
  * per-client limit is keyed by, the per-address limit of failed authentications, and the
  * @mentions of a prompt (a documented maximum, deduplicated, looked up 4 at a time, stopping
- * at the first unknown one).
+ * at the first unknown one), and refusals that cost no stack trace.
  */
 import { addressKey } from '../../src/api/middleware/client-address';
 import { decodeTarget } from '../../src/api/middleware/request-target';
 import { lookUpMentions, MAX_MENTIONS, mentionedUsernames, MENTION_LOOKUP_CONCURRENCY } from '../../src/api/character-mentions';
-import { InvalidRequestError } from '../../src/api/errors';
+import { AuthenticationError, InvalidRequestError } from '../../src/api/errors';
 import { toGatewayError } from '../../src/api/middleware/errors';
 import { AuthFailureLimit } from '../../src/limits/auth-failures';
 import { migrate } from '../../src/store/migrations';
@@ -45,6 +45,18 @@ describe('client address keys', () => {
     ['64:ff9b::192.0.2.33', '64:ff9b:0:0::/64'],
   ])('%s -> %s', (address, key) => {
     expect(addressKey(address)).toBe(key);
+  });
+});
+
+describe('refusals', () => {
+  test('a gateway error captures no stack frames, and leaves the stack trace limit as it found it', () => {
+    const before = Error.stackTraceLimit;
+    const refusal = new AuthenticationError();
+    expect(refusal.stack).not.toMatch(/\n\s+at /);
+    expect(refusal.message).toMatch(/Invalid API key/);
+    expect(Error.stackTraceLimit).toBe(before);
+    // Faults keep theirs.
+    expect(new Error('fault').stack).toMatch(/\n\s+at /);
   });
 });
 
