@@ -1,7 +1,8 @@
 /**
  * The floor of bench:text: the least a Node proxy can do per request with the gateway's own
- * HTTP stack (node:http server, node:http client with a keep-alive agent, the same node flags),
- * and nothing else: no keys, no limits, no billing, no validation, no logs. Its CPU per
+ * HTTP stack (node:http server, node:http client with a keep-alive agent, a child process
+ * started as the bench starts the gateway), and nothing else: no keys, no limits, no billing,
+ * no validation, no logs. Its CPU per
  * request, beside the gateway's, splits the gateway's cost into what Node's HTTP takes on this
  * machine and what the gateway adds on top.
  *
