@@ -242,19 +242,20 @@ interface Added {
   target: TargetName;
 }
 
-function added(direct: PhaseResult, gateway: PhaseResult): Added {
+/** What a proxy (the floor or the gateway) adds to direct in the same phase. */
+function added(direct: PhaseResult, proxy: PhaseResult): Added {
   return {
-    target: gateway.target,
+    target: proxy.target,
     protocol: direct.protocol,
     mode: direct.mode,
     phase: direct.phase,
-    p50: gateway.latency.p50 - direct.latency.p50,
-    p99: gateway.latency.p99 - direct.latency.p99,
-    fromScheduleP50: direct.fromSchedule && gateway.fromSchedule ? gateway.fromSchedule.p50 - direct.fromSchedule.p50 : null,
-    fromScheduleP99: direct.fromSchedule && gateway.fromSchedule ? gateway.fromSchedule.p99 - direct.fromSchedule.p99 : null,
-    firstByteP50: gateway.firstByte.p50 - direct.firstByte.p50,
-    firstByteP99: gateway.firstByte.p99 - direct.firstByte.p99,
-    rpsRatio: gateway.rps / direct.rps,
+    p50: proxy.latency.p50 - direct.latency.p50,
+    p99: proxy.latency.p99 - direct.latency.p99,
+    fromScheduleP50: direct.fromSchedule && proxy.fromSchedule ? proxy.fromSchedule.p50 - direct.fromSchedule.p50 : null,
+    fromScheduleP99: direct.fromSchedule && proxy.fromSchedule ? proxy.fromSchedule.p99 - direct.fromSchedule.p99 : null,
+    firstByteP50: proxy.firstByte.p50 - direct.firstByte.p50,
+    firstByteP99: proxy.firstByte.p99 - direct.firstByte.p99,
+    rpsRatio: proxy.rps / direct.rps,
   };
 }
 
@@ -329,16 +330,8 @@ async function main(): Promise<void> {
   const floor = opts.targets.includes('floor')
     ? bench.add(runNode('dist/bench/floor-proxy.js', { FLOOR_PORT: String(floorPort), FLOOR_UPSTREAM: simUrl }, logs.floor))
     : null;
-  if (floor)
-    await waitFor(
-      'floor proxy',
-      () =>
-        fetch(`http://127.0.0.1:${floorPort}/_sim/health`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      20_000,
-    );
+  // Through the floor to the simulator's health: it answers once both ends are up (waitFor retries what throws).
+  if (floor) await waitFor('floor proxy', async () => (await fetch(`http://127.0.0.1:${floorPort}/_sim/health`)).ok, 20_000);
 
   const agentOptions: http.AgentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256 };
   const targets: Record<TargetName, Target<TargetName>> = {
@@ -436,9 +429,9 @@ async function main(): Promise<void> {
       for (const phase of ['fixed', 'saturation'] as const) {
         const d = byTarget.direct?.[phase];
         for (const proxy of ['floor', 'gateway'] as const) {
-          const g = byTarget[proxy]?.[phase];
-          if (!d || !g) continue;
-          const a = added(d, g);
+          const p = byTarget[proxy]?.[phase];
+          if (!d || !p) continue;
+          const a = added(d, p);
           addedRows.push(a);
           printAdded(a);
         }
