@@ -1,3 +1,5 @@
+import { escapeRegExp } from '../system/regexp';
+
 /**
  * Token usage in one shape for both text protocols, as billed: `inputTokens` are the input
  * tokens read at the full price (cached ones excluded), cache reads and writes counted apart.
@@ -70,7 +72,7 @@ function openerOf(fields: readonly string[]): RegExp {
   const key = fields.join('\0');
   let opener = openers.get(key);
   if (!opener) {
-    opener = new RegExp(`"(?:${fields.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})": ?"`, 'g');
+    opener = new RegExp(`"(?:${fields.map(escapeRegExp).join('|')})": ?"`, 'g');
     openers.set(key, opener);
   }
   return opener;

@@ -10,6 +10,7 @@ import { SHOTS, VIEWPORT, type Shot } from '../../bench/temporal-ui/capture';
 import { findChromium } from '../../bench/temporal-ui/chromium';
 import { startEmbeddedGateway, type EmbeddedGateway } from '../../bench/temporal-ui/embedded-gateway';
 import { runTemporalUiTour, type TourResult } from '../../bench/temporal-ui/tour';
+import { escapeRegExp } from '../../src/system/regexp';
 import { TEST_DATA } from '../support/processes';
 
 const outDir = path.join(TEST_DATA, 'temporal-ui-shots');
@@ -28,7 +29,7 @@ afterAll(async () => {
 }, 60_000);
 
 /** `GatewayOwner = "key_…"` as the filter chip shows a query (spaces around the operator). */
-const filterChip = (attribute: string, value: string) => new RegExp(`${attribute}\\s*=\\s*"${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`);
+const filterChip = (attribute: string, value: string) => new RegExp(`${attribute}\\s*=\\s*"${escapeRegExp(value)}"`);
 
 test("the list filtered by owner shows the filter and that owner's tasks, and not another key's task", () => {
   const { scenario, shots } = tour;

@@ -4,6 +4,8 @@
  * dist/src/main.js`). Read by bench:memory, to run the process as `npm start` does, and by the
  * image's test, which checks that the image runs it the same way.
  */
+import { escapeRegExp } from '../../src/system/regexp';
+
 export interface NodeCommand {
   env: Record<string, string>;
   nodeArgs: string[];
@@ -11,8 +13,7 @@ export interface NodeCommand {
 
 /** The command that runs `entry` in `script`, or null when the script does not run it. */
 export function nodeCommandOf(script: string, entry: string): NodeCommand | null {
-  const escaped = entry.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  const command = new RegExp(`(?:^|&&\\s*)((?:\\w+=\\S+\\s+)*)node((?:\\s+--\\S+)*)\\s+${escaped}(?:\\s|$)`).exec(script);
+  const command = new RegExp(`(?:^|&&\\s*)((?:\\w+=\\S+\\s+)*)node((?:\\s+--\\S+)*)\\s+${escapeRegExp(entry)}(?:\\s|$)`).exec(script);
   if (!command) return null;
   return { env: assignments(words(command[1])), nodeArgs: words(command[2]) };
 }
