@@ -39,6 +39,7 @@ import { upstreamJobOf } from '../test/support/upstream';
 import { BenchChildren } from './child-guard';
 import { writeBenchResults } from './results';
 import { bareStartRate, historySizes } from './bare-starts';
+import { floorTaskCost } from './floor-tasks';
 import { cpuPerItem, cpuSnapshot, formatCpu, type CpuGroups } from './cpu';
 import { statusMiB } from './proc-stats';
 import { slowTaskTimeline } from './slow-task';
@@ -179,6 +180,13 @@ async function main(): Promise<void> {
   for (const n of opts.tasks) {
     // The ceiling first, on the same server and connection, before the tasks load it.
     const bareStarts = await bareStartRate(temporal, Math.min(n, BARE_STARTS_MAX), opts.concurrency);
+    const floor = await floorTaskCost(
+      bench,
+      temporal,
+      { address: temporalServer.address, log: path.join(runDir, `floor-worker-${n}.log`) },
+      Math.min(n, BARE_STARTS_MAX),
+      opts.concurrency,
+    );
     // create
     const gatewayPids = gatewayProc ? { gateway: gatewayProc.proc.pid } : { api: apiProc.proc.pid, worker: workerProc.proc.pid };
     const cpu = () => cpuSnapshot({ ...gatewayPids, simulator: simulatorProc.proc.pid }, { temporal: 'temporal', postgres: 'postgres' });
@@ -235,6 +243,7 @@ async function main(): Promise<void> {
       tasks: n,
       createsPerSecond: n / createSeconds,
       bareStartsPerSecond: bareStarts,
+      floor,
       createP50: percentile(createLatencies, 50),
       createP99: percentile(createLatencies, 99),
       createErrors,
@@ -299,6 +308,9 @@ async function main(): Promise<void> {
       gatewayProc
         ? `           ms per task over its life: dev server ${life.temporal.toFixed(1)} + gateway (API and worker in one process) ${life.gateway.toFixed(1)} = ${(life.temporal + life.gateway).toFixed(1)}`
         : `           ms per task over its life: dev server ${life.temporal.toFixed(1)} + worker ${life.worker.toFixed(1)} = ${(life.temporal + life.worker).toFixed(1)}; api ${life.api.toFixed(1)} (all three ${(life.temporal + life.worker + life.api).toFixed(1)})`,
+    );
+    console.log(
+      `           floor: a task of one empty activity on the same dev server (${floor.tasks} of them, ${floor.historyEvents} events each, ${floor.perSecond.toFixed(1)}/s): dev server ${floor.devServerMs.toFixed(1)} + worker ${floor.workerMs.toFixed(1)} = ${(floor.devServerMs + floor.workerMs).toFixed(1)} (a gateway task costs ${((life.temporal + (gatewayProc ? life.gateway : life.worker)) / (floor.devServerMs + floor.workerMs)).toFixed(1)}x)`,
     );
     console.log(`  history  events per task (${history.sampled} sampled): min ${history.min}, p50 ${history.p50}, max ${history.max}`);
     console.log(
