@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { metrics, upstreamStatusLabel } from '../metrics/metrics';
-import { startUpstreamSpan } from '../telemetry/upstream-spans';
+import { startUpstreamSpan, type UpstreamSpan } from '../telemetry/upstream-spans';
+import { GetFailed, getSmall, type SmallAnswer } from './keep-alive';
 import { retryAfterMs } from './retry-after';
 
 /**
@@ -70,20 +71,71 @@ export async function upstreamFetch(
   try {
     res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    metrics.upstreamRequests.inc({ channel, kind, status: upstreamStatusLabel(null) });
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-    span?.end({ error: cause });
-    const message = `${what}: connection failed (${cause})`;
-    failureSink?.(channel, true, message);
-    throw new UpstreamError(message, 'retryable', undefined, undefined, cause);
+    throw connectionFailed(what, channel, kind, (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name, span);
   }
-  metrics.upstreamRequests.inc({ channel, kind, status: String(res.status) });
-  span?.end({ status: res.status });
+  answered(channel, kind, res.status, span);
   if (res.ok || (res.status >= 300 && res.status < 400 && init.redirect === 'manual')) return res;
-  const text = await res.text().catch(() => '');
-  const message = `${what}: HTTP ${res.status}: ${reasonOf(text)}`;
-  failureSink?.(channel, isRetryableStatus(res.status), message);
-  throw new UpstreamError(message, isRetryableStatus(res.status) ? 'retryable' : 'rejected', res.status, retryAfterMs(res.headers.get('retry-after')));
+  throw refused(what, channel, res.status, await res.text().catch(() => ''), res.headers.get('retry-after'));
+}
+
+/** The most a polled JSON answer may hold: far above any job's status, and a bound on a misbehaving upstream. */
+const POLL_ANSWER_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A GET whose JSON answer is parsed with `schema`: the polls, the most frequent upstream
+ * requests, on node:http (keep-alive.ts) rather than fetch. Errors as upstreamFetch and
+ * readJson give them; the deadline covers the whole answer, and a redirect is followed only
+ * within the same origin.
+ */
+export async function getUpstreamJson<T extends z.ZodType>(
+  what: string,
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  channel: string,
+  schema: T,
+  kind: 'video' | 'text' = 'video',
+): Promise<z.output<T>> {
+  const span = startUpstreamSpan({ kind, channel, method: 'GET', url, operation: what });
+  let res: SmallAnswer;
+  try {
+    res = await getSmall(url, headers, timeoutMs, POLL_ANSWER_MAX_BYTES);
+  } catch (err) {
+    throw connectionFailed(what, channel, kind, err instanceof GetFailed ? err.code : (err as Error).name, span);
+  }
+  answered(channel, kind, res.status, span);
+  if (res.status < 200 || res.status >= 300) {
+    const retryAfter = res.headers['retry-after'];
+    throw refused(what, channel, res.status, res.body.toString('utf8'), typeof retryAfter === 'string' ? retryAfter : null);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    throw new UpstreamError(`${what}: response is not JSON`, 'retryable', res.status);
+  }
+  return parsedAs(what, res.status, body, schema);
+}
+
+/** A request that got no answer: counted, ended, reported, and retryable. */
+function connectionFailed(what: string, channel: string, kind: 'video' | 'text', cause: string, span: UpstreamSpan | null): UpstreamError {
+  metrics.upstreamRequests.inc({ channel, kind, status: upstreamStatusLabel(null) });
+  span?.end({ error: cause });
+  const message = `${what}: connection failed (${cause})`;
+  failureSink?.(channel, true, message);
+  return new UpstreamError(message, 'retryable', undefined, undefined, cause);
+}
+
+function answered(channel: string, kind: 'video' | 'text', status: number, span: UpstreamSpan | null): void {
+  metrics.upstreamRequests.inc({ channel, kind, status: String(status) });
+  span?.end({ status });
+}
+
+/** A non-2xx answer, with the provider's reason; retryable or not by its status. */
+function refused(what: string, channel: string, status: number, text: string, retryAfter: string | null): UpstreamError {
+  const message = `${what}: HTTP ${status}: ${reasonOf(text)}`;
+  failureSink?.(channel, isRetryableStatus(status), message);
+  return new UpstreamError(message, isRetryableStatus(status) ? 'retryable' : 'rejected', status, retryAfterMs(retryAfter));
 }
 
 export async function readJson<T extends z.ZodType>(what: string, res: Response, schema: T): Promise<z.output<T>> {
@@ -93,9 +145,14 @@ export async function readJson<T extends z.ZodType>(what: string, res: Response,
   } catch {
     throw new UpstreamError(`${what}: response is not JSON`, 'retryable', res.status);
   }
+  return parsedAs(what, res.status, body, schema);
+}
+
+/** An answer of an unexpected shape is retryable: the provider may be mid-deploy. */
+function parsedAs<T extends z.ZodType>(what: string, status: number, body: unknown, schema: T): z.output<T> {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
-    throw new UpstreamError(`${what}: unexpected response shape (${parsed.error.issues[0]?.message ?? 'invalid'})`, 'retryable', res.status);
+    throw new UpstreamError(`${what}: unexpected response shape (${parsed.error.issues[0]?.message ?? 'invalid'})`, 'retryable', status);
   }
   return parsed.data;
 }

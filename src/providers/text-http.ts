@@ -1,16 +1,13 @@
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import { metrics, upstreamStatusLabel } from '../metrics/metrics';
 import { startUpstreamSpan, type UpstreamSpan } from '../telemetry/upstream-spans';
+import { transportFor } from './keep-alive';
 
 /**
- * The text proxy's HTTP client: node:http with keep-alive agents rather than fetch, because
- * it hands back the upstream response as a plain Readable (piped to the client with
- * backpressure) and costs less per request on the hot path.
+ * The text proxy's HTTP client: node:http with keep-alive agents (keep-alive.ts) rather than
+ * fetch, because it hands back the upstream response as a plain Readable (piped to the client
+ * with backpressure) and costs less per request on the hot path.
  */
-const agentOptions = { keepAlive: true, keepAliveMsecs: 15_000, maxSockets: 2048, maxFreeSockets: 256, scheduling: 'lifo' as const };
-const httpAgent = new http.Agent(agentOptions);
-const httpsAgent = new https.Agent(agentOptions);
 
 export interface TextUpstreamRequest {
   url: string;
@@ -34,11 +31,11 @@ export class TextConnectionError extends Error {
 
 function sendOnce(req: TextUpstreamRequest): Promise<{ res: http.IncomingMessage; reused: boolean }> {
   const url = new URL(req.url);
-  const secure = url.protocol === 'https:';
+  const { request, agent } = transportFor(url);
   return new Promise((resolve, reject) => {
-    const out = (secure ? https : http).request(url, {
+    const out = request(url, {
       method: 'POST',
-      agent: secure ? httpsAgent : httpAgent,
+      agent,
       headers: { ...req.headers, 'content-length': String(req.body.length) },
       signal: req.signal,
     });

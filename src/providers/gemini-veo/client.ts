@@ -1,6 +1,6 @@
 import type { VideoChannel } from '../../config/channels';
 import type { UpstreamTimeouts } from '../provider';
-import { readJson, upstreamFetch, UpstreamError } from '../http';
+import { getUpstreamJson, readJson, upstreamFetch, UpstreamError } from '../http';
 import type { DownloadRef, PollResult, SubmitInput, VideoUpstream } from '../video-upstream';
 import { fromVeoOperation, toVeoRequest, veoOperation, veoSubmitResponse } from './mapping';
 
@@ -24,8 +24,9 @@ export function geminiVeoClient(channel: VideoChannel, timeouts: UpstreamTimeout
     },
 
     async poll(operationName: string): Promise<PollResult> {
-      const res = await upstreamFetch('veo poll', `${channel.baseUrl}/v1beta/${operationName}`, { headers }, timeouts.pollMs, channel.name);
-      return fromVeoOperation(await readJson('veo poll', res, veoOperation));
+      return fromVeoOperation(
+        await getUpstreamJson('veo poll', `${channel.baseUrl}/v1beta/${operationName}`, headers, timeouts.pollMs, channel.name, veoOperation),
+      );
     },
 
     /**

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { TextChannel } from '../../config/channels';
-import { isRetryableStatus, readJson, upstreamFetch, UpstreamError } from '../http';
+import { getUpstreamJson, isRetryableStatus, readJson, upstreamFetch, UpstreamError } from '../http';
 import { retryAfterMs } from '../retry-after';
 import { postText, readAll, TextConnectionError } from '../text-http';
 import { deletedResponse, responseObject, type ResponseObject } from './schemas';
@@ -87,8 +87,7 @@ export function responsesClient(channel: TextChannel, timeouts: ResponsesClientT
     },
 
     async retrieve(upstreamId) {
-      const res = await call('responses retrieve', responsesUrl(channel, upstreamId), { headers: auth }, timeouts.pollMs);
-      return readJson('responses retrieve', res, responseObject);
+      return getUpstreamJson('responses retrieve', responsesUrl(channel, upstreamId), auth, timeouts.pollMs, channel.name, responseObject, 'text');
     },
 
     async cancel(upstreamId) {

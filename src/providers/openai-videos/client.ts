@@ -1,6 +1,6 @@
 import type { VideoChannel } from '../../config/channels';
 import type { UpstreamTimeouts } from '../provider';
-import { readJson, upstreamFetch, UpstreamError } from '../http';
+import { getUpstreamJson, readJson, upstreamFetch, UpstreamError } from '../http';
 import type { DownloadRef, PollResult, SubmitInput, VideoUpstream } from '../video-upstream';
 import { fromOpenAiVideo, openAiCharacter, openAiVideo, openAiVideoDeleted, toVideoForm } from './mapping';
 
@@ -23,14 +23,8 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
     },
 
     async poll(jobId: string): Promise<PollResult> {
-      const res = await upstreamFetch(
-        'videos retrieve',
-        `${channel.baseUrl}/v1/videos/${encodeURIComponent(jobId)}`,
-        { headers: auth },
-        timeouts.pollMs,
-        channel.name,
-      );
-      return fromOpenAiVideo(await readJson('videos retrieve', res, openAiVideo), contentUrl(jobId));
+      const url = `${channel.baseUrl}/v1/videos/${encodeURIComponent(jobId)}`;
+      return fromOpenAiVideo(await getUpstreamJson('videos retrieve', url, auth, timeouts.pollMs, channel.name, openAiVideo), contentUrl(jobId));
     },
 
     async download(ref: DownloadRef) {
