@@ -11,6 +11,7 @@ import OpenAI, { APIError as OpenAiApiError, RateLimitError as OpenAiRateLimitEr
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { DEFAULT_PRICES, videoTaskPrice, characterPrice, textUsagePrice } from '../../src/billing/prices';
+import { textCeiling } from '../../src/billing/text-ceiling';
 import { auditMismatches, balanceOf, ledgerOf, taskEntries } from '../support/billing';
 import { call, createTask, queryTask, waitForTerminal } from '../support/client';
 import { createTestDatabase } from '../support/services';
@@ -265,6 +266,44 @@ describe('quota and ledger', () => {
     expect(aborted.output_tokens).toBeGreaterThan(0);
     const abortedPrice = -ledger.find((e) => e.ref === aborted.id)!.amount;
     expect(await balanceOf(gw.url, id)).toBe(10_000_000 - expected - abortedPrice);
+  });
+});
+
+describe('a charge refused while text settlements are on their way', () => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    // Text settlements reach PostgreSQL once a minute: an answered request's hold stays counted until then.
+    gw = await startGateway({ env: { TEXT_USAGE_FLUSH_MS: '60000' } });
+  }, 120_000);
+  afterAll(async () => {
+    if (gw) expect(await auditMismatches(gw.url)).toEqual([]);
+    await gw?.stop();
+  }, 120_000);
+
+  test("a video create that only an answered text request's hold stands in the way of is decided again after the settlement is written", async () => {
+    const body = JSON.stringify({ model: 'cm-haiku-4.5', max_tokens: 4000, messages: [{ role: 'user', content: 'a short answer please' }] });
+    const ceiling = textCeiling(
+      DEFAULT_PRICES,
+      'cm-haiku-4.5',
+      { endpoint: 'messages', body: JSON.parse(body) as Record<string, unknown>, bodyBytes: Buffer.byteLength(body) },
+      4096,
+    ).credits;
+    // Enough for the video once the text request is billed at its price, not while its worst case is held.
+    const { id, key } = await gw.issueKeyWithId('after-text', { quota: FAST + ceiling - 1 });
+    const text = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
+    expect(text.status).toBe(200);
+    const answer = (await text.json()) as { usage: { input_tokens: number; output_tokens: number } };
+    const price = textUsagePrice(DEFAULT_PRICES, 'cm-haiku-4.5', {
+      inputTokens: answer.usage.input_tokens,
+      outputTokens: answer.usage.output_tokens,
+      cacheCreationTokens: 0,
+      cacheReadTokens: 0,
+    });
+    expect(price).toBeLessThan(ceiling);
+    // Refused (402) if the charge were decided with the text request's hold still counted.
+    const created = await createTask(gw.url, key, { model: 'vidgen3-fast', prompt: 'paid for after the text settles' });
+    expect(await balanceOf(gw.url, id)).toBe(ceiling - 1 - price);
+    expect((await waitForTerminal(gw.url, key, created.id)).final.status).toBe('completed');
   });
 });
 
