@@ -126,6 +126,7 @@ function connectionFailed(what: string, channel: string, kind: 'video' | 'text',
   return new UpstreamError(message, 'retryable', undefined, undefined, cause);
 }
 
+/** An answer came (of any status): counted, and the attempt's span ended with its status. */
 function answered(channel: string, kind: 'video' | 'text', status: number, span: UpstreamSpan | null): void {
   metrics.upstreamRequests.inc({ channel, kind, status: String(status) });
   span?.end({ status });

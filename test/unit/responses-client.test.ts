@@ -3,7 +3,7 @@
  * classifies failures (retryable: 429, 5xx, network; rejected: other 4xx).
  */
 import type { TextChannel } from '../../src/config/channels';
-import { UpstreamError } from '../../src/providers/http';
+import { upstreamFailure } from '../support/upstream-failure';
 import { responsesClient } from '../../src/providers/openai-responses/client';
 import { SseSplitter } from '../../src/providers/sse-events';
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
@@ -29,15 +29,6 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function failure(p: Promise<unknown>): Promise<UpstreamError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpstreamError);
-  return err as UpstreamError;
-}
-
 test('create, retrieve and delete', async () => {
   const client = responsesClient(channel, timeouts);
   const r = await client.create({ model: 'o3-pro', input: 'hello' });
@@ -45,7 +36,7 @@ test('create, retrieve and delete', async () => {
   expect(r.usage?.output_tokens).toBeGreaterThan(0);
   expect((await client.retrieve(r.id)).id).toBe(r.id);
   expect(await client.delete(r.id)).toBe(true);
-  expect(await failure(client.retrieve(r.id))).toMatchObject({ kind: 'rejected', status: 404 });
+  expect(await upstreamFailure(client.retrieve(r.id))).toMatchObject({ kind: 'rejected', status: 404 });
 });
 
 test('a background create, polled to its end; a long one cancelled', async () => {
@@ -70,15 +61,15 @@ test('createStream: the raw event stream, ending with response.completed', async
 
 test('failures: 429 and 5xx retryable, other 4xx rejected, no connection retryable', async () => {
   const client = responsesClient(channel, timeouts);
-  expect(await failure(client.create({ model: 'o3-pro', input: 'x [sim:429]' }))).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 1000 });
-  expect(await failure(client.create({ model: 'o3-pro', input: 'x [sim:503]' }))).toMatchObject({ kind: 'retryable', status: 503 });
-  expect(await failure(client.createStream({ model: 'o3-pro', input: 'x [sim:500]' }, new AbortController().signal))).toMatchObject({
+  expect(await upstreamFailure(client.create({ model: 'o3-pro', input: 'x [sim:429]' }))).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 1000 });
+  expect(await upstreamFailure(client.create({ model: 'o3-pro', input: 'x [sim:503]' }))).toMatchObject({ kind: 'retryable', status: 503 });
+  expect(await upstreamFailure(client.createStream({ model: 'o3-pro', input: 'x [sim:500]' }, new AbortController().signal))).toMatchObject({
     kind: 'retryable',
     status: 500,
   });
-  expect(await failure(client.create({ model: 'o3-pro', input: 'x', bogus: 1 }))).toMatchObject({ kind: 'rejected', status: 400 });
-  expect(await failure(client.cancel('resp_nope'))).toMatchObject({ kind: 'rejected', status: 404 });
+  expect(await upstreamFailure(client.create({ model: 'o3-pro', input: 'x', bogus: 1 }))).toMatchObject({ kind: 'rejected', status: 400 });
+  expect(await upstreamFailure(client.cancel('resp_nope'))).toMatchObject({ kind: 'rejected', status: 404 });
   const dead = responsesClient({ ...channel, baseUrl: 'http://127.0.0.1:1/v1' }, timeouts);
-  expect(await failure(dead.retrieve('resp_x'))).toMatchObject({ kind: 'retryable' });
-  expect(await failure(dead.createStream({ model: 'o3-pro', input: 'x' }, new AbortController().signal))).toMatchObject({ kind: 'retryable' });
+  expect(await upstreamFailure(dead.retrieve('resp_x'))).toMatchObject({ kind: 'retryable' });
+  expect(await upstreamFailure(dead.createStream({ model: 'o3-pro', input: 'x' }, new AbortController().signal))).toMatchObject({ kind: 'retryable' });
 });

@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { getUpstreamJson, UpstreamError } from '../../src/providers/http';
+import { getUpstreamJson } from '../../src/providers/http';
+import { upstreamFailure } from '../support/upstream-failure';
 
 const shape = z.object({ id: z.string(), progress: z.number() });
 
@@ -49,15 +50,6 @@ const json =
 
 const get = (path: string, timeoutMs = 2000) => getUpstreamJson('job poll', `${base}${path}`, { authorization: 'Bearer k' }, timeoutMs, 'test-channel', shape);
 
-async function failure(p: Promise<unknown>): Promise<UpstreamError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpstreamError);
-  return err as UpstreamError;
-}
-
 test('a 2xx answer is parsed by its schema, with the request headers sent', async () => {
   let auth: string | undefined;
   routes.set('/ok', (req, res) => {
@@ -69,23 +61,23 @@ test('a 2xx answer is parsed by its schema, with the request headers sent', asyn
 });
 
 test('a 4xx is rejected with the provider reason; a 429 or 5xx is retryable with its Retry-After', async () => {
-  expect(await failure(get('/missing'))).toMatchObject({ kind: 'rejected', status: 404, message: 'job poll: HTTP 404: no such job' });
+  expect(await upstreamFailure(get('/missing'))).toMatchObject({ kind: 'rejected', status: 404, message: 'job poll: HTTP 404: no such job' });
   routes.set('/busy', json({ error: { message: 'slow down' } }, 429, { 'retry-after': '7' }));
-  expect(await failure(get('/busy'))).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 7000, message: 'job poll: HTTP 429: slow down' });
+  expect(await upstreamFailure(get('/busy'))).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 7000, message: 'job poll: HTTP 429: slow down' });
   routes.set('/down', (_req, res) => res.writeHead(503).end('upstream is down'));
-  expect(await failure(get('/down'))).toMatchObject({ kind: 'retryable', status: 503, message: 'job poll: HTTP 503: upstream is down' });
+  expect(await upstreamFailure(get('/down'))).toMatchObject({ kind: 'retryable', status: 503, message: 'job poll: HTTP 503: upstream is down' });
 });
 
 test('an answer that is not JSON, or not of the shape, is retryable', async () => {
   routes.set('/html', (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>'));
-  expect(await failure(get('/html'))).toMatchObject({ kind: 'retryable', status: 200, message: 'job poll: response is not JSON' });
+  expect(await upstreamFailure(get('/html'))).toMatchObject({ kind: 'retryable', status: 200, message: 'job poll: response is not JSON' });
   routes.set('/odd', json({ id: 3 }));
-  expect((await failure(get('/odd'))).message).toMatch(/^job poll: unexpected response shape/);
+  expect((await upstreamFailure(get('/odd'))).message).toMatch(/^job poll: unexpected response shape/);
 });
 
 test('the deadline covers the whole answer: a stall before the headers or inside the body fails as a timeout', async () => {
   routes.set('/silent', () => undefined);
-  expect(await failure(get('/silent', 300))).toMatchObject({
+  expect(await upstreamFailure(get('/silent', 300))).toMatchObject({
     kind: 'retryable',
     networkCode: 'TimeoutError',
     message: 'job poll: connection failed (TimeoutError)',
@@ -94,7 +86,7 @@ test('the deadline covers the whole answer: a stall before the headers or inside
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"id":"job-1",');
   });
-  expect(await failure(get('/half', 300))).toMatchObject({ kind: 'retryable', networkCode: 'TimeoutError' });
+  expect(await upstreamFailure(get('/half', 300))).toMatchObject({ kind: 'retryable', networkCode: 'TimeoutError' });
 });
 
 test('an answer past the size limit is cut off, not buffered', async () => {
@@ -104,23 +96,23 @@ test('an answer past the size limit is cut off, not buffered', async () => {
     for (let i = 0; i < 8; i++) res.write(chunk);
     res.end('{}');
   });
-  expect(await failure(get('/huge'))).toMatchObject({ kind: 'retryable', networkCode: 'TooLarge' });
+  expect(await upstreamFailure(get('/huge'))).toMatchObject({ kind: 'retryable', networkCode: 'TooLarge' });
 });
 
 test('a redirect within the origin is followed; one to another origin is not, and is refused', async () => {
   routes.set('/moved', (_req, res) => res.writeHead(302, { location: '/ok' }).end());
   await expect(get('/moved')).resolves.toEqual({ id: 'job-1', progress: 40 });
   routes.set('/away', (_req, res) => res.writeHead(302, { location: `${otherBase}/job` }).end());
-  expect(await failure(get('/away'))).toMatchObject({ kind: 'rejected', status: 302 });
+  expect(await upstreamFailure(get('/away'))).toMatchObject({ kind: 'rejected', status: 302 });
   routes.set('/loop', (_req, res) => res.writeHead(302, { location: '/loop' }).end());
-  expect(await failure(get('/loop'))).toMatchObject({ kind: 'rejected', status: 302 });
+  expect(await upstreamFailure(get('/loop'))).toMatchObject({ kind: 'rejected', status: 302 });
 });
 
 test('no server: a retryable connection failure with its code', async () => {
   const closed = http.createServer();
   const url = await listen(closed);
   await new Promise((r) => closed.close(r));
-  const err = await failure(getUpstreamJson('job poll', `${url}/x`, {}, 2000, 'test-channel', shape));
+  const err = await upstreamFailure(getUpstreamJson('job poll', `${url}/x`, {}, 2000, 'test-channel', shape));
   expect(err).toMatchObject({ kind: 'retryable', networkCode: 'ECONNREFUSED' });
 });
 
