@@ -78,14 +78,15 @@ export async function upstreamFetch(
   throw refused(what, channel, res.status, await res.text().catch(() => ''), res.headers.get('retry-after'));
 }
 
-/** The most a polled JSON answer may hold: far above any job's status, and a bound on a misbehaving upstream. */
+/** The most a job's status may hold unless the caller says otherwise: far above any, and a bound on a misbehaving upstream. */
 const POLL_ANSWER_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * A GET whose JSON answer is parsed with `schema`: the polls, the most frequent upstream
  * requests, on node:http (keep-alive.ts) rather than fetch. Errors as upstreamFetch and
- * readJson give them; the deadline covers the whole answer, and a redirect is followed only
- * within the same origin.
+ * readJson give them; the deadline covers the whole answer, an answer over `maxBytes` (4 MiB
+ * by default) is cut off as a retryable failure, and a redirect is followed only within the
+ * same origin.
  */
 export async function getUpstreamJson<T extends z.ZodType>(
   what: string,
@@ -94,12 +95,13 @@ export async function getUpstreamJson<T extends z.ZodType>(
   timeoutMs: number,
   channel: string,
   schema: T,
-  kind: 'video' | 'text' = 'video',
+  opts: { kind?: 'video' | 'text'; maxBytes?: number } = {},
 ): Promise<z.output<T>> {
+  const kind = opts.kind ?? 'video';
   const span = startUpstreamSpan({ kind, channel, method: 'GET', url, operation: what });
   let res: SmallAnswer;
   try {
-    res = await getSmall(url, headers, timeoutMs, POLL_ANSWER_MAX_BYTES);
+    res = await getSmall(url, headers, timeoutMs, opts.maxBytes ?? POLL_ANSWER_MAX_BYTES);
   } catch (err) {
     throw connectionFailed(what, channel, kind, err instanceof GetFailed ? err.code : (err as Error).name, span);
   }

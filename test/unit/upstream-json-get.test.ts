@@ -89,7 +89,7 @@ test('the deadline covers the whole answer: a stall before the headers or inside
   expect(await upstreamFailure(get('/half', 300))).toMatchObject({ kind: 'retryable', networkCode: 'TimeoutError' });
 });
 
-test('an answer past the size limit is cut off, not buffered', async () => {
+test('an answer past the size limit (4 MiB unless the caller sets it) is cut off, not buffered', async () => {
   routes.set('/huge', (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     const chunk = Buffer.alloc(1024 * 1024, 0x20);
@@ -97,6 +97,9 @@ test('an answer past the size limit is cut off, not buffered', async () => {
     res.end('{}');
   });
   expect(await upstreamFailure(get('/huge'))).toMatchObject({ kind: 'retryable', networkCode: 'TooLarge' });
+  // A caller that expects more (a response object with generated images) raises the limit: read whole, then judged by its shape.
+  const roomy = getUpstreamJson('job poll', `${base}/huge`, {}, 2000, 'test-channel', shape, { maxBytes: 16 * 1024 * 1024 });
+  expect((await upstreamFailure(roomy)).message).toMatch(/^job poll: unexpected response shape/);
 });
 
 test('a redirect within the origin is followed; one to another origin is not, and is refused', async () => {

@@ -29,6 +29,9 @@ export interface ResponsesClient {
   delete(upstreamId: string): Promise<boolean>;
 }
 
+/** A response object read whole: its output may carry generated images (base64), so far more than a job's status. */
+const RESPONSE_MAX_BYTES = 256 * 1024 * 1024;
+
 /** `channel.baseUrl` is what the OpenAI SDK takes as its base (`https://api.openai.com/v1`). */
 export function responsesUrl(channel: Pick<TextChannel, 'baseUrl'>, upstreamId?: string, action?: 'cancel'): string {
   const base = `${channel.baseUrl}/responses`;
@@ -87,7 +90,10 @@ export function responsesClient(channel: TextChannel, timeouts: ResponsesClientT
     },
 
     async retrieve(upstreamId) {
-      return getUpstreamJson('responses retrieve', responsesUrl(channel, upstreamId), auth, timeouts.pollMs, channel.name, responseObject, 'text');
+      return getUpstreamJson('responses retrieve', responsesUrl(channel, upstreamId), auth, timeouts.pollMs, channel.name, responseObject, {
+        kind: 'text',
+        maxBytes: RESPONSE_MAX_BYTES,
+      });
     },
 
     async cancel(upstreamId) {
