@@ -2,7 +2,7 @@
  * bench:video's floor: what the least durable task costs on the same dev server, in the same
  * run. A floor task is a workflow that runs one empty activity and ends (floor-workflow.ts),
  * run by a worker process of its own (floor-worker.ts): one start, two workflow tasks, one
- * activity task, six history events... far less than a gateway task does, and nothing a
+ * activity task, eleven history events. Far less than a gateway task does, and nothing a
  * gateway task can go below with one workflow per task. Its CPU per task, dev server plus
  * worker, is what a gateway task's life cost is read against.
  */
@@ -29,8 +29,8 @@ export interface FloorCost {
 
 /**
  * Runs n floor tasks (started by `concurrency` clients, like the creates) to their end and
- * answers their cost. The floor worker is started before and stopped after, so that it shares
- * the machine with nothing of the gateway's.
+ * answers their cost. The floor worker is started before and stopped after, so that it runs
+ * while the gateway has no work, and the gateway's wave runs without it.
  */
 export async function floorTaskCost(
   bench: BenchChildren,
