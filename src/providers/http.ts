@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { metrics, upstreamStatusLabel } from '../metrics/metrics';
 import { startUpstreamSpan, type UpstreamSpan } from '../telemetry/upstream-spans';
-import { GetFailed, getSmall, type SmallAnswer } from './keep-alive';
+import { getSmall, UpstreamConnectionError, type SmallAnswer } from './keep-alive';
 import { retryAfterMs } from './retry-after';
 
 /**
@@ -103,7 +103,7 @@ export async function getUpstreamJson<T extends z.ZodType>(
   try {
     res = await getSmall(url, headers, timeoutMs, opts.maxBytes ?? POLL_ANSWER_MAX_BYTES);
   } catch (err) {
-    throw connectionFailed(what, channel, kind, err instanceof GetFailed ? err.code : (err as Error).name, span);
+    throw connectionFailed(what, channel, kind, err instanceof UpstreamConnectionError ? err.code : (err as Error).name, span);
   }
   answered(channel, kind, res.status, span);
   if (res.status < 200 || res.status >= 300) {

@@ -24,15 +24,32 @@ export interface SmallAnswer {
   body: Buffer;
 }
 
-/** Why a small GET got no answer: a socket error's code, `TimeoutError` past the deadline, `TooLarge` past the size limit. */
-export class GetFailed extends Error {
+/**
+ * The upstream could not be reached, or closed, stalled or overflowed before its answer was
+ * whole: `code` says which (a socket error's code, or the caller's name for its own limit).
+ */
+export class UpstreamConnectionError extends Error {
   constructor(
     readonly code: string,
     /** Whether the request went out on a kept-alive socket. */
     readonly reused = false,
   ) {
-    super(`request failed (${code})`);
-    this.name = 'GetFailed';
+    super(`upstream connection failed (${code})`);
+    this.name = 'UpstreamConnectionError';
+  }
+}
+
+/**
+ * Sends, and sends once more when the first try failed with ECONNRESET on a kept-alive socket:
+ * the upstream closed it while it was idle, so nothing reached the upstream (as Node's
+ * documentation advises), unless the request is no longer wanted.
+ */
+export async function againIfStale<T>(send: () => Promise<T>, stillWanted: () => boolean = () => true): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (err instanceof UpstreamConnectionError && err.reused && err.code === 'ECONNRESET' && stillWanted()) return send();
+    throw err;
   }
 }
 
@@ -41,31 +58,20 @@ const MAX_REDIRECTS = 3;
 
 /**
  * GETs a URL and reads the whole answer, within `timeoutMs` from the request to the last byte
- * and `limitBytes` of body. A keep-alive socket that the upstream closed while idle fails at
- * once with ECONNRESET: that one case is asked again on a fresh socket (a GET changes nothing).
- * A redirect to the same origin is followed; one elsewhere is answered as it is.
+ * (else `TimeoutError`) and `limitBytes` of body (else `TooLarge`); a stale kept-alive socket
+ * is tried again (againIfStale). A redirect to the same origin is followed; one elsewhere is
+ * answered as it is.
  */
 export async function getSmall(url: string, headers: Record<string, string>, timeoutMs: number, limitBytes: number): Promise<SmallAnswer> {
   const deadline = Date.now() + timeoutMs;
   let target = new URL(url);
   for (let hop = 0; ; hop++) {
-    const answer = await getOnceRetryingReset(target, headers, deadline, limitBytes);
+    const answer = await againIfStale(() => getOnce(target, headers, deadline, limitBytes));
     const location = answer.headers.location;
     if (answer.status < 300 || answer.status >= 400 || !location || hop === MAX_REDIRECTS) return answer;
     const next = new URL(location, target);
     if (next.origin !== target.origin) return answer;
     target = next;
-  }
-}
-
-async function getOnceRetryingReset(url: URL, headers: Record<string, string>, deadline: number, limitBytes: number): Promise<SmallAnswer> {
-  try {
-    return await getOnce(url, headers, deadline, limitBytes);
-  } catch (err) {
-    if (err instanceof GetFailed && err.code === 'ECONNRESET' && err.reused) {
-      return getOnce(url, headers, deadline, limitBytes);
-    }
-    throw err;
   }
 }
 
@@ -76,10 +82,10 @@ function getOnce(url: URL, headers: Record<string, string>, deadline: number, li
     let response: http.IncomingMessage | undefined;
     const fail = (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new GetFailed(err instanceof GetFailed ? err.code : (err.code ?? err.name), req.reusedSocket));
+      reject(new UpstreamConnectionError(err instanceof UpstreamConnectionError ? err.code : (err.code ?? err.name), req.reusedSocket));
     };
     // Destroying the response (once there is one) errors it, not the request.
-    const stop = (code: string) => (response ?? req).destroy(new GetFailed(code));
+    const stop = (code: string) => (response ?? req).destroy(new UpstreamConnectionError(code));
     const timer = setTimeout(() => stop('TimeoutError'), Math.max(0, deadline - Date.now()));
     req.once('error', fail);
     req.once('response', (res) => {

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { metrics, upstreamStatusLabel } from '../metrics/metrics';
 import { startUpstreamSpan, type UpstreamSpan } from '../telemetry/upstream-spans';
-import { transportFor } from './keep-alive';
+import { againIfStale, transportFor, UpstreamConnectionError } from './keep-alive';
 
 /**
  * The text proxy's HTTP client: node:http with keep-alive agents (keep-alive.ts) rather than
@@ -21,15 +21,7 @@ export interface TextUpstreamRequest {
   channel: string;
 }
 
-/** The upstream could not be reached, or closed or stalled before answering. */
-export class TextConnectionError extends Error {
-  constructor(readonly code: string) {
-    super(`upstream connection failed (${code})`);
-    this.name = 'TextConnectionError';
-  }
-}
-
-function sendOnce(req: TextUpstreamRequest): Promise<{ res: http.IncomingMessage; reused: boolean }> {
+function sendOnce(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
   const url = new URL(req.url);
   const { request, agent } = transportFor(url);
   return new Promise((resolve, reject) => {
@@ -39,24 +31,23 @@ function sendOnce(req: TextUpstreamRequest): Promise<{ res: http.IncomingMessage
       headers: { ...req.headers, 'content-length': String(req.body.length) },
       signal: req.signal,
     });
-    const timer = setTimeout(() => out.destroy(new TextConnectionError('timeout')), req.timeoutMs);
+    const timer = setTimeout(() => out.destroy(new UpstreamConnectionError('timeout')), req.timeoutMs);
     out.once('response', (res) => {
       clearTimeout(timer);
-      resolve({ res, reused: out.reusedSocket });
+      resolve(res);
     });
     out.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      if (err instanceof TextConnectionError) return reject(Object.assign(err, { reused: out.reusedSocket }));
-      reject(Object.assign(new TextConnectionError(err.name === 'AbortError' ? 'aborted' : (err.code ?? err.name)), { reused: out.reusedSocket }));
+      const code = err instanceof UpstreamConnectionError ? err.code : err.name === 'AbortError' ? 'aborted' : (err.code ?? err.name);
+      reject(new UpstreamConnectionError(code, out.reusedSocket));
     });
     out.end(req.body);
   });
 }
 
 /**
- * POSTs and resolves with the response as soon as its headers arrive. A keep-alive socket the
- * upstream closed while idle fails at once with ECONNRESET; that one case is retried on a
- * fresh socket (nothing reached the upstream), as Node's documentation advises.
+ * POSTs and resolves with the response as soon as its headers arrive; a stale kept-alive socket
+ * is tried again (againIfStale), unless the client left meanwhile.
  */
 export function postText(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
   const span = startUpstreamSpan({ kind: 'text', channel: req.channel, method: 'POST', url: req.url });
@@ -68,7 +59,7 @@ export function postText(req: TextUpstreamRequest): Promise<http.IncomingMessage
       return res;
     },
     (err: unknown) => {
-      span.end({ error: err instanceof TextConnectionError ? err.code : (err as Error).name });
+      span.end({ error: err instanceof UpstreamConnectionError ? err.code : (err as Error).name });
       throw err;
     },
   );
@@ -82,23 +73,16 @@ export function postText(req: TextUpstreamRequest): Promise<http.IncomingMessage
 async function sendWithRetry(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
   let res: http.IncomingMessage;
   try {
-    res = await sendOnceRetryingReset(req);
+    res = await againIfStale(
+      () => sendOnce(req),
+      () => !req.signal.aborted,
+    );
   } catch (err) {
     if (!req.signal.aborted) metrics.upstreamRequests.inc({ channel: req.channel, kind: 'text', status: upstreamStatusLabel(null) });
     throw err;
   }
   metrics.upstreamRequests.inc({ channel: req.channel, kind: 'text', status: String(res.statusCode ?? 502) });
   return res;
-}
-
-async function sendOnceRetryingReset(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
-  try {
-    return (await sendOnce(req)).res;
-  } catch (err) {
-    const e = err as TextConnectionError & { reused?: boolean };
-    if (e.reused && e.code === 'ECONNRESET' && !req.signal.aborted) return (await sendOnce(req)).res;
-    throw err;
-  }
 }
 
 /** The attempt's span covers the whole answer, a stream's last byte included: it ends when the response closes. */
@@ -114,10 +98,10 @@ export function readAll(res: http.IncomingMessage, timeoutMs: number, limitBytes
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const timer = setTimeout(() => res.destroy(new TextConnectionError('timeout')), timeoutMs);
+    const timer = setTimeout(() => res.destroy(new UpstreamConnectionError('timeout')), timeoutMs);
     res.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limitBytes) res.destroy(new TextConnectionError('response too large'));
+      if (size > limitBytes) res.destroy(new UpstreamConnectionError('response too large'));
       else chunks.push(chunk);
     });
     res.once('end', () => {
@@ -126,11 +110,11 @@ export function readAll(res: http.IncomingMessage, timeoutMs: number, limitBytes
     });
     res.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(err instanceof TextConnectionError ? err : new TextConnectionError(err.code ?? err.name));
+      reject(err instanceof UpstreamConnectionError ? err : new UpstreamConnectionError(err.code ?? err.name));
     });
     res.once('aborted', () => {
       clearTimeout(timer);
-      reject(new TextConnectionError('aborted'));
+      reject(new UpstreamConnectionError('aborted'));
     });
   });
 }

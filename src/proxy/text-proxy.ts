@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { TextChannel } from '../config/channels';
 import type { TextChannelType } from '../providers/registry';
 import { SseSplitter } from '../providers/sse-events';
-import { postText, readAll, TextConnectionError } from '../providers/text-http';
+import { UpstreamConnectionError } from '../providers/keep-alive';
+import { postText, readAll } from '../providers/text-http';
 import { emptyUsage, type StreamTap, type TextUsage } from '../providers/usage';
 import type { UsageOutcome } from '../billing/usage';
 import type { ChannelHealth } from './channel-health';
@@ -296,7 +297,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
       );
     } catch (err) {
       if (upstreamSignal.aborted) throw new ClientGoneError();
-      const reason = err instanceof TextConnectionError ? err.message : String(err);
+      const reason = err instanceof UpstreamConnectionError ? err.message : String(err);
       health.failed(channel.name, reason);
       req.log.warn({ channel: channel.name, reason }, 'text channel failed; trying the next');
       failure = failureOf(channel, null, 'network', reason);

@@ -8,7 +8,8 @@ import type { IncomingMessage } from 'node:http';
 import type { TextChannel } from '../../config/channels';
 import { getUpstreamJson, isRetryableStatus, readJson, upstreamFetch, UpstreamError } from '../http';
 import { retryAfterMs } from '../retry-after';
-import { postText, readAll, TextConnectionError } from '../text-http';
+import { UpstreamConnectionError } from '../keep-alive';
+import { postText, readAll } from '../text-http';
 import { deletedResponse, responseObject, type ResponseObject } from './schemas';
 
 export interface ResponsesClientTimeouts {
@@ -74,7 +75,7 @@ export function responsesClient(channel: TextChannel, timeouts: ResponsesClientT
           channel: channel.name,
         });
       } catch (err) {
-        const code = err instanceof TextConnectionError ? err.code : (err as Error).name;
+        const code = err instanceof UpstreamConnectionError ? err.code : (err as Error).name;
         throw new UpstreamError(`responses create (stream): connection failed (${code})`, 'retryable');
       }
       const status = res.statusCode ?? 502;
