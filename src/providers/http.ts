@@ -110,13 +110,7 @@ export async function getUpstreamJson<T extends z.ZodType>(
     const retryAfter = res.headers['retry-after'];
     throw refused(what, channel, res.status, res.body.toString('utf8'), typeof retryAfter === 'string' ? retryAfter : null);
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(res.body.toString('utf8'));
-  } catch {
-    throw new UpstreamError(`${what}: response is not JSON`, 'retryable', res.status);
-  }
-  return parsedAs(what, res.status, body, schema);
+  return parsedAs(what, res.status, res.body.toString('utf8'), schema);
 }
 
 /** A request that got no answer: counted, ended, reported, and retryable. */
@@ -142,17 +136,18 @@ function refused(what: string, channel: string, status: number, text: string, re
 }
 
 export async function readJson<T extends z.ZodType>(what: string, res: Response, schema: T): Promise<z.output<T>> {
-  let body: unknown;
-  try {
-    body = await res.json();
-  } catch {
-    throw new UpstreamError(`${what}: response is not JSON`, 'retryable', res.status);
-  }
-  return parsedAs(what, res.status, body, schema);
+  // A body that breaks off reads as empty, which is not JSON.
+  return parsedAs(what, res.status, await res.text().catch(() => ''), schema);
 }
 
-/** An answer of an unexpected shape is retryable: the provider may be mid-deploy. */
-function parsedAs<T extends z.ZodType>(what: string, status: number, body: unknown, schema: T): z.output<T> {
+/** An answer that is not JSON, or not of the expected shape, is retryable: the provider may be mid-deploy. */
+function parsedAs<T extends z.ZodType>(what: string, status: number, text: string, schema: T): z.output<T> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new UpstreamError(`${what}: response is not JSON`, 'retryable', status);
+  }
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     throw new UpstreamError(`${what}: unexpected response shape (${parsed.error.issues[0]?.message ?? 'invalid'})`, 'retryable', status);
