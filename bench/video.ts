@@ -309,8 +309,10 @@ async function main(): Promise<void> {
         ? `           ms per task over its life: dev server ${life.temporal.toFixed(1)} + gateway (API and worker in one process) ${life.gateway.toFixed(1)} = ${(life.temporal + life.gateway).toFixed(1)}`
         : `           ms per task over its life: dev server ${life.temporal.toFixed(1)} + worker ${life.worker.toFixed(1)} = ${(life.temporal + life.worker).toFixed(1)}; api ${life.api.toFixed(1)} (all three ${(life.temporal + life.worker + life.api).toFixed(1)})`,
     );
+    const floorMs = floor.devServerMs + floor.workerMs;
+    const taskMs = life.temporal + (gatewayProc ? life.gateway : life.worker);
     console.log(
-      `           floor: a task of one empty activity on the same dev server (${floor.tasks} of them, ${floor.historyEvents} events each, ${floor.perSecond.toFixed(1)}/s): dev server ${floor.devServerMs.toFixed(1)} + worker ${floor.workerMs.toFixed(1)} = ${(floor.devServerMs + floor.workerMs).toFixed(1)} (a gateway task costs ${((life.temporal + (gatewayProc ? life.gateway : life.worker)) / (floor.devServerMs + floor.workerMs)).toFixed(1)}x)`,
+      `           floor: a task of one empty activity on the same dev server (${floor.tasks} of them, ${floor.historyEvents} events each, ${floor.perSecond.toFixed(1)}/s): dev server ${floor.devServerMs.toFixed(1)} + worker ${floor.workerMs.toFixed(1)} = ${floorMs.toFixed(1)} (a gateway task costs ${(taskMs / floorMs).toFixed(1)}x)`,
     );
     console.log(`  history  events per task (${history.sampled} sampled): min ${history.min}, p50 ${history.p50}, max ${history.max}`);
     console.log(
