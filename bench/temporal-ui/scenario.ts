@@ -11,7 +11,10 @@ export interface UiScenario {
   otherOwner: IssuedKey;
   /** The owner's task that completed. */
   completed: string;
-  /** The owner's task whose submit was retried twice and whose provider job then failed. */
+  /**
+   * The owner's task whose submit failed three times (its first attempt in the workflow task,
+   * then the submit step's first two: the history shows the step's third) and whose provider job then failed.
+   */
   failed: string;
   /** The owner's task still running (its job takes 2 minutes); deleted by cleanup(). */
   running: string;
@@ -35,7 +38,7 @@ export async function createUiScenario(gateway: GatewayClient, log: (line: strin
 
   const [completed, failed, running, retrying, otherOwnersTask] = await Promise.all([
     gateway.createTask(owner.key, { model: 'vidgen3', prompt: `a red fox running through snow (tour ${run}) [sim:ms=3000]`, aspect_ratio: '16:9' }),
-    gateway.createTask(owner.key, { model: 'motion-2', prompt: `a kite over the sea (tour ${run}) [sim:submit-5xx=2][sim:fail][sim:ms=3000]`, images: [] }),
+    gateway.createTask(owner.key, { model: 'motion-2', prompt: `a kite over the sea (tour ${run}) [sim:submit-5xx=3][sim:fail][sim:ms=3000]`, images: [] }),
     gateway.createTask(owner.key, { model: 'motion-2', prompt: `a lighthouse at dusk (tour ${run}) [sim:ms=120000][sim:cancellable]`, images: [] }),
     gateway.createTask(owner.key, { model: 'motion-2', prompt: `a paper boat on a river (tour ${run}) [sim:submit-5xx=1000]`, images: [] }),
     gateway.createTask(otherOwner.key, { model: 'vidgen3', prompt: `a harbour at night (tour ${run}) [sim:ms=3000]` }),

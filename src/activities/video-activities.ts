@@ -127,9 +127,13 @@ export function asSubmitFailure(err: unknown): unknown {
  */
 const STEP_HEARTBEAT_MS = 1000;
 
-/** Runs an upstream step, heartbeating while it runs. */
+/**
+ * Runs an upstream step, heartbeating while it runs. A local activity (a submit's first attempt,
+ * workflows/video-task.ts) has no heartbeat: the worker keeps its workflow task alive instead.
+ */
 export async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
+  if (ctx.info.isLocal) return fn();
   ctx.heartbeat();
   const beat = setInterval(() => ctx.heartbeat(), STEP_HEARTBEAT_MS);
   try {

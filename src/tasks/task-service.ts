@@ -25,7 +25,7 @@ import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import type { temporal } from '@temporalio/proto';
 import type { PayloadConverter } from '@temporalio/common';
 import { WATCH_JOB_ACTIVITY, type VideoTaskInput } from '../workflows/video-task-types';
-import { videoTaskWorkflowV2 } from '../workflows/video-task';
+import { videoTaskWorkflowV3 } from '../workflows/video-task';
 import { backgroundResponseWorkflow } from '../workflows/background-response';
 import type { BackgroundResponseInput } from '../workflows/background-response-types';
 import { initialState, isTerminal, type TaskRequest, type TaskState } from './task';
@@ -85,7 +85,7 @@ export class TaskService {
     const state = initialState(request);
     const input: VideoTaskInput = { request };
     await this.startRun({ id: request.taskId, model: request.model, owner: request.ownerId, status: state.status }, (options) =>
-      this.starter.client.workflow.start(videoTaskWorkflowV2, { ...options, args: [input], memo: { state } }),
+      this.starter.client.workflow.start(videoTaskWorkflowV3, { ...options, args: [input], memo: { state } }),
     );
     return state;
   }

@@ -93,6 +93,11 @@ export function timelineOf(events: readonly HistoryEvent[], ledger: readonly Tas
       const result = decode(converter, e.activityTaskCompletedEventAttributes.result?.payloads?.[0]);
       if (SUBMIT_ACTIVITIES.has(name)) out.push({ at, event: 'submitted', detail: null });
       else if (STORE_ACTIVITIES.has(name) && (name === 'storeVideo' || field(result, 'phase') === 'stored')) out.push({ at, event: 'stored', detail: null });
+    } else if (e.markerRecordedEventAttributes) {
+      // A step run in the workflow task (a submit's first attempt): a marker that names it, with no failure when it succeeded.
+      const marker = e.markerRecordedEventAttributes;
+      const type = field(decode(converter, marker.details?.data?.payloads?.[0]), 'activity_type');
+      if (!marker.failure && typeof type === 'string' && SUBMIT_ACTIVITIES.has(type)) out.push({ at, event: 'submitted', detail: null });
     } else if (e.workflowPropertiesModifiedEventAttributes) {
       // A submit that left its channel: the memo's state lists it (submit-failover.ts).
       const failovers = field(decode(converter, e.workflowPropertiesModifiedEventAttributes.upsertedMemo?.fields?.state), 'failovers');

@@ -50,10 +50,14 @@ function retryAfterOf(failure: ApplicationFailure): number {
   return 0;
 }
 
-/** Classifies a failed attempt by the failure its step ended with (video-activities.ts asSubmitFailure). */
+/**
+ * Classifies a failed attempt by the failure its step ended with (video-activities.ts
+ * asSubmitFailure). A step's failure is an ActivityFailure around it; a local step's (a first
+ * attempt made in the workflow task, video-task.ts firstTryThenStep) is the failure itself.
+ */
 export function attemptOf(err: unknown): Attempt {
-  if (isCancellation(err) || !(err instanceof ActivityFailure)) return { kind: 'final' };
-  const cause = err.cause;
+  if (isCancellation(err)) return { kind: 'final' };
+  const cause = err instanceof ActivityFailure ? err.cause : err;
   // The step timed out (a worker lost, a request that hung): the request may have been sent.
   if (cause instanceof TimeoutFailure) return { kind: 'unknown' };
   if (!(cause instanceof ApplicationFailure)) return { kind: 'final' };

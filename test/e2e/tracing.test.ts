@@ -118,7 +118,7 @@ describe('tracing on', () => {
     const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200' };
     run = await runGateway(otel, otel, `00-${traceId}-${callerSpanId}-01`);
     // The workflow's span ends with the workflow, a moment after the task reads completed.
-    await waitFor('the workflow span', async () => receiver.spans.some((s) => s.traceId === traceId && s.name === 'RunWorkflow:videoTaskWorkflowV2'), 20_000);
+    await waitFor('the workflow span', async () => receiver.spans.some((s) => s.traceId === traceId && s.name === 'RunWorkflow:videoTaskWorkflowV3'), 20_000);
     spans = receiver.spans;
   }, 240_000);
 
@@ -143,8 +143,8 @@ describe('tracing on', () => {
   test('one trace covers the workflow start, the workflow, its activities and their upstream calls', () => {
     const trace = inTrace(traceId);
     const request = one(trace, 'POST /v1/video/create');
-    const start = one(trace, 'StartWorkflow:videoTaskWorkflowV2');
-    const workflow = one(trace, 'RunWorkflow:videoTaskWorkflowV2');
+    const start = one(trace, 'StartWorkflow:videoTaskWorkflowV3');
+    const workflow = one(trace, 'RunWorkflow:videoTaskWorkflowV3');
     expect(start).toMatchObject({ service: 'durable-model-gateway-api', parentSpanId: request.spanId });
     expect(workflow).toMatchObject({ service: 'durable-model-gateway-worker', parentSpanId: start.spanId });
 

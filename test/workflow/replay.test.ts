@@ -16,8 +16,9 @@ import { tracedWorkerOptions } from '../../src/telemetry/temporal-tracing';
 import { HISTORIES_DIR, quietRuntime } from './harness';
 
 /**
- * The shapes of a watched video task, recorded for both task types: `videoTaskWorkflow` (runs
- * begun before V2) and, as `v2-<shape>`, `videoTaskWorkflowV2` (every task started now: no patch markers).
+ * The shapes of a watched video task, recorded for every task type: `videoTaskWorkflow` (runs
+ * begun before V2), as `v2-<shape>` `videoTaskWorkflowV2` (no patch markers), and as `v3-<shape>`
+ * `videoTaskWorkflowV3` (every task started now: the submit's first attempt in the first workflow task).
  */
 const WATCHED_TASK_SHAPES = [
   'watched-completed',
@@ -55,6 +56,10 @@ const SHAPES = [
   'video-continue-as-new.run2',
   ...WATCHED_TASK_SHAPES,
   ...WATCHED_TASK_SHAPES.map((shape) => `v2-${shape}`),
+  ...WATCHED_TASK_SHAPES.map((shape) => `v3-${shape}`),
+  // V3 only: a first attempt that failed, then the submit as a step; a submit that fetches a URL, a step from the start.
+  'v3-watched-first-try-failed',
+  'v3-watched-url-images',
   // The webhook delivery workflow: acknowledged after retries, given up at the end of its window, refused at once.
   'webhook-delivered',
   'webhook-given-up',

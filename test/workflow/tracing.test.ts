@@ -57,8 +57,8 @@ test('one trace runs from the start through the workflow, its activities and the
   const inTrace = spans.filter((s) => s.spanContext().traceId === traceId);
   const names = new Set(inTrace.map((s) => s.name));
   for (const name of [
-    'StartWorkflow:videoTaskWorkflowV2',
-    'RunWorkflow:videoTaskWorkflowV2',
+    'StartWorkflow:videoTaskWorkflowV3',
+    'RunWorkflow:videoTaskWorkflowV3',
     'StartActivity:claimCharge',
     'RunActivity:claimCharge',
     'RunActivity:planChannel',
@@ -68,8 +68,8 @@ test('one trace runs from the start through the workflow, its activities and the
     expect(names).toContain(name);
   }
   // The chain of parents: request -> StartWorkflow -> RunWorkflow -> StartActivity -> RunActivity.
-  const start = named(inTrace, 'StartWorkflow:videoTaskWorkflowV2')[0]!;
-  const run = named(inTrace, 'RunWorkflow:videoTaskWorkflowV2')[0]!;
+  const start = named(inTrace, 'StartWorkflow:videoTaskWorkflowV3')[0]!;
+  const run = named(inTrace, 'RunWorkflow:videoTaskWorkflowV3')[0]!;
   const startSubmit = named(inTrace, 'StartActivity:submitVideo')[0]!;
   const runSubmit = named(inTrace, 'RunActivity:submitVideo')[0]!;
   expect(start.parentSpanId).toBe(requestSpan.spanContext().spanId);

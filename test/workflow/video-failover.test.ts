@@ -8,7 +8,7 @@
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import type { TaskRequest, TaskState } from '../../src/tasks/task';
 import { timelineOf } from '../../src/tasks/task-timeline';
-import { videoTaskWorkflowV2 } from '../../src/workflows/video-task';
+import { videoTaskWorkflowV3 } from '../../src/workflows/video-task';
 import { SUBMIT_FAILURE_TYPES, type ChannelPlan } from '../../src/workflows/video-task-types';
 import { environmentPerFile, fakeActivities, PLAN, recordHistories, rejected, taskRequest, withWorker } from './harness';
 
@@ -40,7 +40,7 @@ async function runFailover(shape: string | null, onA: (n: number) => string | Er
     },
   });
   const { state, runId } = await withWorker(environment(), activities, async (taskQueue) => {
-    const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     const result: TaskState = await handle.result();
     return { state: result, runId: handle.firstExecutionRunId };
   });

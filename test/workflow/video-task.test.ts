@@ -5,13 +5,15 @@
  * Each run's history is a replay fixture (RECORD_HISTORIES=1 saves them; replay.test.ts).
  */
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { workflowBundlePath } from '../../src/config/paths';
 import type { PollResult } from '../../src/providers/video-upstream';
 import { initialState, type TaskRequest, type TaskState } from '../../src/tasks/task';
 import { TaskService } from '../../src/tasks/task-service';
-import { videoTaskWorkflow, videoTaskWorkflowV2 } from '../../src/workflows/video-task';
+import { timelineOf } from '../../src/tasks/task-timeline';
+import { videoTaskWorkflow, videoTaskWorkflowV3 } from '../../src/workflows/video-task';
+import { SUBMIT_FAILURE_TYPES } from '../../src/workflows/video-task-types';
 import { waitFor } from '../support/ports';
 import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, type Activities } from './harness';
 
@@ -21,7 +23,7 @@ const environment = environmentPerFile();
 async function runTask(shape: string, request = taskRequest(), overrides: Partial<Activities> = {}, options: { succeedOnPoll?: number } = {}) {
   const { activities, calls } = fakeActivities(overrides, options);
   const { state, runId } = await withWorker(environment(), activities, async (taskQueue) => {
-    const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     const result: TaskState = await handle.result();
     return { state: result, runId: handle.firstExecutionRunId };
   });
@@ -113,16 +115,59 @@ test("a task's history does not grow with its number of polls", async () => {
   expect(long).toBeLessThanOrEqual(30);
 }, 60_000);
 
-test('a task of the current type writes no patch markers and no TemporalChangeVersion upserts', async () => {
+test('a task of the current type writes no patch markers and no TemporalChangeVersion upserts, and submits in its first workflow task', async () => {
   const { state } = await runTask('watched-completed-webhook', taskRequest({ callbackUrl: 'https://hooks.example.com/done' }));
   expect(state.status).toBe('completed');
   const events = (await environment().client.workflow.getHandle(state.id).fetchHistory()).events ?? [];
-  expect(events.length).toBeLessThanOrEqual(23);
+  expect(events.length).toBeLessThanOrEqual(18);
   const markers = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName ? [e.markerRecordedEventAttributes.markerName] : []));
-  // The three local steps (claim, plan, announce), and nothing else.
-  expect(markers).toEqual(['core_local_activity', 'core_local_activity', 'core_local_activity']);
+  // The four local steps (claim, plan, the submit's first attempt, announce), and nothing else.
+  expect(markers).toEqual(['core_local_activity', 'core_local_activity', 'core_local_activity', 'core_local_activity']);
+  // An accepted first attempt leaves one step for the server to dispatch: the watching step.
+  expect(await stepsScheduled(state.id)).toEqual(['watchVideoJob']);
   const upserted = events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
   expect(upserted).toEqual(['GatewayStatus']);
+}, 60_000);
+
+/** The activity types the server dispatched for a task, in order (local steps are markers, not here). */
+async function stepsScheduled(taskId: string): Promise<string[]> {
+  const events = (await environment().client.workflow.getHandle(taskId).fetchHistory()).events ?? [];
+  return events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+}
+
+/** The task's timeline as the API reads it from its history (no ledger rows). */
+async function timelineEvents(taskId: string): Promise<string[]> {
+  const events = (await environment().client.workflow.getHandle(taskId).fetchHistory()).events ?? [];
+  return timelineOf(events, [], defaultPayloadConverter).map((e) => e.event);
+}
+
+test('a submit accepted in the workflow task is on the timeline once, before the file is stored', async () => {
+  const { state } = await runTask('watched-completed-timeline', taskRequest());
+  expect(state.status).toBe('completed');
+  expect(await stepsScheduled(state.id)).toEqual(['watchVideoJob']);
+  expect(await timelineEvents(state.id)).toEqual(['created', 'submitted', 'stored', 'completed']);
+}, 60_000);
+
+test('a submit whose first attempt (in the workflow task) fails goes on as a step of its own, retried by the server', async () => {
+  let submits = 0;
+  const { state } = await runTask('watched-first-try-failed', taskRequest(), {
+    async submitVideo(input) {
+      if (++submits <= 2) throw ApplicationFailure.retryable('videos create: HTTP 503: Service Unavailable', SUBMIT_FAILURE_TYPES.notAccepted);
+      return `job_${input.request.taskId}`;
+    },
+  });
+  expect(state).toMatchObject({ status: 'completed', upstream: { jobId: `job_${state.id}` } });
+  // The first attempt in the workflow task, then the step: its first attempt failed, its second was accepted.
+  expect(submits).toBe(3);
+  expect(await stepsScheduled(state.id)).toEqual(['submitVideo', 'watchVideoJob']);
+  // The failed first attempt is no submit: the step's accepted one is.
+  expect((await timelineEvents(state.id)).filter((e) => e === 'submitted')).toHaveLength(1);
+}, 60_000);
+
+test('a submit that fetches a user URL is a step of its own from its first attempt', async () => {
+  const { state } = await runTask('watched-url-images', taskRequest({ images: [{ kind: 'url', url: 'https://example.com/first-frame.png' }] }));
+  expect(state.status).toBe('completed');
+  expect(await stepsScheduled(state.id)).toEqual(['submitVideo', 'watchVideoJob']);
 }, 60_000);
 
 /**
@@ -287,7 +332,7 @@ async function cancelDuring(shape: string, step: 'submit' | 'watch') {
     },
   });
   const outcome = await withWorker(environment(), activities, async (taskQueue) => {
-    const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     try {
       await inStep;
       await handle.cancel();
@@ -333,7 +378,7 @@ test('a task cancelled before its workflow claimed the charge is refunded once a
   const { activities, calls } = fakeActivities();
   const taskQueue = `wf-unclaimed-${request.taskId.replace(/[^a-z0-9]/gi, '')}`;
   // Started and cancelled with no worker on the queue: the first workflow task sees both at once.
-  const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+  const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
   await handle.cancel();
   const worker = await Worker.create({
     connection: environment().nativeConnection,
@@ -366,7 +411,7 @@ test('a cancelled run goes on to its end when the provider cannot be told', asyn
   });
   const request = taskRequest();
   const status = await withWorker(environment(), activities, async (taskQueue) => {
-    const handle = await environment().client.workflow.start(videoTaskWorkflowV2, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     await waitFor('the job to be watched', async () => calls.names.includes('pollVideo'), 10_000, 20);
     await handle.cancel();
     await handle.result().catch(() => undefined);
