@@ -179,7 +179,12 @@ async function main(): Promise<void> {
   const results = [];
   for (const n of opts.tasks) {
     // The ceiling first, on the same server and connection, before the tasks load it.
-    const bareStarts = await bareStartRate(temporal, Math.min(n, BARE_STARTS_MAX), opts.concurrency);
+    const bareStarts = await bareStartRate(
+      temporal,
+      Math.min(n, BARE_STARTS_MAX),
+      opts.concurrency,
+      () => cpuSnapshot({}, { temporal: 'temporal' }).temporal ?? NaN,
+    );
     const floor = await floorTaskCost(
       bench,
       temporal,
@@ -242,7 +247,8 @@ async function main(): Promise<void> {
     const row = {
       tasks: n,
       createsPerSecond: n / createSeconds,
-      bareStartsPerSecond: bareStarts,
+      bareStartsPerSecond: bareStarts.perSecond,
+      bareStartCpuMs: { start: bareStarts.startCpuMs, terminate: bareStarts.terminateCpuMs },
       floor,
       createP50: percentile(createLatencies, 50),
       createP99: percentile(createLatencies, 99),
@@ -290,7 +296,7 @@ async function main(): Promise<void> {
     console.log(`${n} tasks in flight`);
     console.log(`  create   ${row.createsPerSecond.toFixed(1)} tasks/s   p50 ${ms(row.createP50)}   p99 ${ms(row.createP99)}   errors ${createErrors}`);
     console.log(
-      `           bare workflow starts on the same dev server: ${bareStarts.toFixed(1)}/s (creates at ${((100 * row.createsPerSecond) / bareStarts).toFixed(0)} % of it)`,
+      `           bare workflow starts on the same dev server: ${bareStarts.perSecond.toFixed(1)}/s (creates at ${((100 * row.createsPerSecond) / bareStarts.perSecond).toFixed(0)} % of it); its CPU ${bareStarts.startCpuMs.toFixed(1)} ms per start, ${bareStarts.terminateCpuMs.toFixed(1)} per termination`,
     );
     console.log(
       `  query    ${row.queries} reads in ${opts.querySeconds} s with ${row.inFlightDuringQueries} tasks running   p50 ${ms(row.queryP50)}   p99 ${ms(row.queryP99)}   errors ${queryErrors}`,
