@@ -57,9 +57,11 @@ const SHAPES = [
   ...WATCHED_TASK_SHAPES,
   ...WATCHED_TASK_SHAPES.map((shape) => `v2-${shape}`),
   ...WATCHED_TASK_SHAPES.map((shape) => `v3-${shape}`),
-  // V3 only: a first attempt that failed, then the submit as a step; a submit that fetches a URL, a step from the start.
+  // V3 only: a first attempt that failed, then the submit as a step; a submit that fetches a URL,
+  // and one whose first workflow task waited for a worker, a step from the start.
   'v3-watched-first-try-failed',
   'v3-watched-url-images',
+  'v3-watched-late-first-task',
   // The webhook delivery workflow: acknowledged after retries, given up at the end of its window, refused at once.
   'webhook-delivered',
   'webhook-given-up',

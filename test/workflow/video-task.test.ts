@@ -12,7 +12,7 @@ import type { PollResult } from '../../src/providers/video-upstream';
 import { initialState, type TaskRequest, type TaskState } from '../../src/tasks/task';
 import { TaskService } from '../../src/tasks/task-service';
 import { timelineOf } from '../../src/tasks/task-timeline';
-import { videoTaskWorkflow, videoTaskWorkflowV3 } from '../../src/workflows/video-task';
+import { FIRST_TASK_PROMPT_MS, videoTaskWorkflow, videoTaskWorkflowV3 } from '../../src/workflows/video-task';
 import { SUBMIT_FAILURE_TYPES } from '../../src/workflows/video-task-types';
 import { waitFor } from '../support/ports';
 import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, type Activities } from './harness';
@@ -162,6 +162,26 @@ test('a submit whose first attempt (in the workflow task) fails goes on as a ste
   expect(await stepsScheduled(state.id)).toEqual(['submitVideo', 'watchVideoJob']);
   // The failed first attempt is no submit: the step's accepted one is.
   expect((await timelineEvents(state.id)).filter((e) => e === 'submitted')).toHaveLength(1);
+}, 60_000);
+
+test('a task whose first workflow task waited for a worker (the workers are behind) submits as a step of its own', async () => {
+  const request = taskRequest();
+  const { activities } = fakeActivities();
+  const taskQueue = `wf-late-${request.taskId.replace(/[^a-z0-9]/gi, '')}`;
+  // Started with no worker on its queue: its first workflow task waits past FIRST_TASK_PROMPT_MS.
+  const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+  await new Promise((resolve) => setTimeout(resolve, FIRST_TASK_PROMPT_MS + 500));
+  const worker = await Worker.create({
+    connection: environment().nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: workflowBundlePath() },
+    activities,
+    maxHeartbeatThrottleInterval: '1s',
+  });
+  const state: TaskState = await worker.runUntil(handle.result());
+  expect(state.status).toBe('completed');
+  expect(await stepsScheduled(state.id)).toEqual(['submitVideo', 'watchVideoJob']);
+  await recordHistories(environment(), 'watched-late-first-task', request.taskId, handle.firstExecutionRunId);
 }, 60_000);
 
 test('a submit that fetches a user URL is a step of its own from its first attempt', async () => {
