@@ -177,25 +177,23 @@ export function upstreamActivities(plan: ChannelPlan) {
   };
 }
 
-/** One submit attempt, not retried by the server: a channel that can fail over paces its own attempts (submit-failover.ts). */
+/** The options of one submit attempt that nothing retries: its caller decides what comes next. */
+function oneAttempt(plan: ChannelPlan) {
+  return { startToCloseTimeout: '3m' as const, retry: { ...upstreamRetry(plan), maximumAttempts: 1 } };
+}
+
+/** One submit attempt as a step: a channel that can fail over paces its own attempts (submit-failover.ts). */
 function submitOnce(plan: ChannelPlan) {
-  return proxyActivities<VideoActivities>({
-    startToCloseTimeout: '3m',
-    heartbeatTimeout: STEP_HEARTBEAT_TIMEOUT,
-    retry: { ...upstreamRetry(plan), maximumAttempts: 1 },
-  }).submitVideo;
+  return proxyActivities<VideoActivities>({ ...oneAttempt(plan), heartbeatTimeout: STEP_HEARTBEAT_TIMEOUT }).submitVideo;
 }
 
 /**
- * A submit's first attempt as a local activity (SUBMIT_IN_WORKFLOW_TASK): not retried here; what
- * fails goes on as a step of its own. A local activity cannot heartbeat: the workflow task it runs
- * in is kept alive by the worker instead, and a lost worker is noticed at the task's timeout.
+ * A submit's first attempt as a local activity (SUBMIT_IN_WORKFLOW_TASK); what fails goes on as a
+ * step of its own. A local activity cannot heartbeat: the workflow task it runs in is kept alive
+ * by the worker instead, and a lost worker is noticed at the task's timeout.
  */
 function submitInWorkflowTask(plan: ChannelPlan) {
-  return proxyLocalActivities<VideoActivities>({
-    startToCloseTimeout: '3m',
-    retry: { ...upstreamRetry(plan), maximumAttempts: 1 },
-  });
+  return proxyLocalActivities<VideoActivities>(oneAttempt(plan));
 }
 
 /**

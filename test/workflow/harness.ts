@@ -187,10 +187,9 @@ export function rejected(message: string, type: keyof typeof FAILURE_TYPES = 'up
   return ApplicationFailure.nonRetryable(message, FAILURE_TYPES[type]);
 }
 
-/** Runs `body` with a worker of the shipped bundle and these activities on a queue of its own. */
-export async function withWorker<T>(env: TestWorkflowEnvironment, activities: Activities, body: (taskQueue: string) => Promise<T>): Promise<T> {
-  const taskQueue = `wf-${randomUUID()}`;
-  const worker = await Worker.create({
+/** A worker of the shipped bundle and these activities on `taskQueue`, not yet running. */
+export function workerOn(env: TestWorkflowEnvironment, activities: Activities, taskQueue: string): Promise<Worker> {
+  return Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: { codePath: workflowBundlePath() },
@@ -198,6 +197,12 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, activities: Ac
     // Progress heartbeats reach the server within a second, as from the gateway's worker.
     maxHeartbeatThrottleInterval: '1s',
   });
+}
+
+/** Runs `body` with a worker of the shipped bundle and these activities on a queue of its own. */
+export async function withWorker<T>(env: TestWorkflowEnvironment, activities: Activities, body: (taskQueue: string) => Promise<T>): Promise<T> {
+  const taskQueue = `wf-${randomUUID()}`;
+  const worker = await workerOn(env, activities, taskQueue);
   return worker.runUntil(body(taskQueue));
 }
 

@@ -5,6 +5,7 @@
  * Each run's history is a replay fixture (RECORD_HISTORIES=1 saves them; replay.test.ts).
  */
 import { WorkflowFailedError } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { ApplicationFailure, CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { workflowBundlePath } from '../../src/config/paths';
@@ -15,19 +16,19 @@ import { timelineOf } from '../../src/tasks/task-timeline';
 import { FIRST_TASK_PROMPT_MS, videoTaskWorkflow, videoTaskWorkflowV3 } from '../../src/workflows/video-task';
 import { SUBMIT_FAILURE_TYPES } from '../../src/workflows/video-task-types';
 import { waitFor } from '../support/ports';
-import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, type Activities } from './harness';
+import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, workerOn, type Activities } from './harness';
 
 const environment = environmentPerFile();
 
-/** Runs one task to its end; its final state, the fakes' calls, and the ids its histories are saved under. */
-async function runTask(shape: string, request = taskRequest(), overrides: Partial<Activities> = {}, options: { succeedOnPoll?: number } = {}) {
+/** Runs one task to its end; its final state, the fakes' calls, and the ids its histories are saved under (`shape` null: not saved). */
+async function runTask(shape: string | null, request = taskRequest(), overrides: Partial<Activities> = {}, options: { succeedOnPoll?: number } = {}) {
   const { activities, calls } = fakeActivities(overrides, options);
   const { state, runId } = await withWorker(environment(), activities, async (taskQueue) => {
     const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
     const result: TaskState = await handle.result();
     return { state: result, runId: handle.firstExecutionRunId };
   });
-  await recordHistories(environment(), shape, request.taskId, runId);
+  if (shape) await recordHistories(environment(), shape, request.taskId, runId);
   return { state, calls, runId };
 }
 
@@ -104,10 +105,10 @@ test('a task past its deadline fails as timeout and is refunded', async () => {
 
 test("a task's history does not grow with its number of polls", async () => {
   const lengthAfter = async (polls: number) => {
-    const { state } = await runTask(`watched-${polls}-polls`, taskRequest(), {}, { succeedOnPoll: polls });
+    // The long run is the fixture (replay.test.ts); the short one only its yardstick.
+    const { state } = await runTask(polls === 40 ? 'watched-40-polls' : null, taskRequest(), {}, { succeedOnPoll: polls });
     expect(state.status).toBe('completed');
-    const history = await environment().client.workflow.getHandle(state.id).fetchHistory();
-    return history.events?.length ?? 0;
+    return (await historyOf(state.id)).length;
   };
   const short = await lengthAfter(2);
   const long = await lengthAfter(40);
@@ -118,34 +119,39 @@ test("a task's history does not grow with its number of polls", async () => {
 test('a task of the current type writes no patch markers and no TemporalChangeVersion upserts, and submits in its first workflow task', async () => {
   const { state } = await runTask('watched-completed-webhook', taskRequest({ callbackUrl: 'https://hooks.example.com/done' }));
   expect(state.status).toBe('completed');
-  const events = (await environment().client.workflow.getHandle(state.id).fetchHistory()).events ?? [];
+  const events = await historyOf(state.id);
   expect(events.length).toBeLessThanOrEqual(18);
   const markers = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName ? [e.markerRecordedEventAttributes.markerName] : []));
   // The four local steps (claim, plan, the submit's first attempt, announce), and nothing else.
   expect(markers).toEqual(['core_local_activity', 'core_local_activity', 'core_local_activity', 'core_local_activity']);
   // An accepted first attempt leaves one step for the server to dispatch: the watching step.
-  expect(await stepsScheduled(state.id)).toEqual(['watchVideoJob']);
+  expect(stepsScheduled(events)).toEqual(['watchVideoJob']);
   const upserted = events.flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
   expect(upserted).toEqual(['GatewayStatus']);
 }, 60_000);
 
-/** The activity types the server dispatched for a task, in order (local steps are markers, not here). */
-async function stepsScheduled(taskId: string): Promise<string[]> {
-  const events = (await environment().client.workflow.getHandle(taskId).fetchHistory()).events ?? [];
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+async function historyOf(taskId: string): Promise<HistoryEvent[]> {
+  return (await environment().client.workflow.getHandle(taskId).fetchHistory()).events ?? [];
+}
+
+/** The activity types the server dispatched, in order (local steps are markers, not here). */
+function stepsScheduled(events: HistoryEvent[]): string[] {
   return events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
 }
 
-/** The task's timeline as the API reads it from its history (no ledger rows). */
-async function timelineEvents(taskId: string): Promise<string[]> {
-  const events = (await environment().client.workflow.getHandle(taskId).fetchHistory()).events ?? [];
+/** The timeline's events as the API reads them from a history (no ledger rows). */
+function timelineEvents(events: HistoryEvent[]): string[] {
   return timelineOf(events, [], defaultPayloadConverter).map((e) => e.event);
 }
 
 test('a submit accepted in the workflow task is on the timeline once, before the file is stored', async () => {
-  const { state } = await runTask('watched-completed-timeline', taskRequest());
+  const { state } = await runTask(null, taskRequest());
   expect(state.status).toBe('completed');
-  expect(await stepsScheduled(state.id)).toEqual(['watchVideoJob']);
-  expect(await timelineEvents(state.id)).toEqual(['created', 'submitted', 'stored', 'completed']);
+  const events = await historyOf(state.id);
+  expect(stepsScheduled(events)).toEqual(['watchVideoJob']);
+  expect(timelineEvents(events)).toEqual(['created', 'submitted', 'stored', 'completed']);
 }, 60_000);
 
 test('a submit whose first attempt (in the workflow task) fails goes on as a step of its own, retried by the server', async () => {
@@ -159,9 +165,10 @@ test('a submit whose first attempt (in the workflow task) fails goes on as a ste
   expect(state).toMatchObject({ status: 'completed', upstream: { jobId: `job_${state.id}` } });
   // The first attempt in the workflow task, then the step: its first attempt failed, its second was accepted.
   expect(submits).toBe(3);
-  expect(await stepsScheduled(state.id)).toEqual(['submitVideo', 'watchVideoJob']);
+  const events = await historyOf(state.id);
+  expect(stepsScheduled(events)).toEqual(['submitVideo', 'watchVideoJob']);
   // The failed first attempt is no submit: the step's accepted one is.
-  expect((await timelineEvents(state.id)).filter((e) => e === 'submitted')).toHaveLength(1);
+  expect(timelineEvents(events).filter((e) => e === 'submitted')).toHaveLength(1);
 }, 60_000);
 
 test('a task whose first workflow task waited for a worker (the workers are behind) submits as a step of its own', async () => {
@@ -171,23 +178,17 @@ test('a task whose first workflow task waited for a worker (the workers are behi
   // Started with no worker on its queue: its first workflow task waits past FIRST_TASK_PROMPT_MS.
   const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
   await new Promise((resolve) => setTimeout(resolve, FIRST_TASK_PROMPT_MS + 500));
-  const worker = await Worker.create({
-    connection: environment().nativeConnection,
-    taskQueue,
-    workflowBundle: { codePath: workflowBundlePath() },
-    activities,
-    maxHeartbeatThrottleInterval: '1s',
-  });
+  const worker = await workerOn(environment(), activities, taskQueue);
   const state: TaskState = await worker.runUntil(handle.result());
   expect(state.status).toBe('completed');
-  expect(await stepsScheduled(state.id)).toEqual(['submitVideo', 'watchVideoJob']);
+  expect(stepsScheduled(await historyOf(state.id))).toEqual(['submitVideo', 'watchVideoJob']);
   await recordHistories(environment(), 'watched-late-first-task', request.taskId, handle.firstExecutionRunId);
 }, 60_000);
 
 test('a submit that fetches a user URL is a step of its own from its first attempt', async () => {
   const { state } = await runTask('watched-url-images', taskRequest({ images: [{ kind: 'url', url: 'https://example.com/first-frame.png' }] }));
   expect(state.status).toBe('completed');
-  expect(await stepsScheduled(state.id)).toEqual(['submitVideo', 'watchVideoJob']);
+  expect(stepsScheduled(await historyOf(state.id))).toEqual(['submitVideo', 'watchVideoJob']);
 }, 60_000);
 
 /**
@@ -400,12 +401,7 @@ test('a task cancelled before its workflow claimed the charge is refunded once a
   // Started and cancelled with no worker on the queue: the first workflow task sees both at once.
   const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
   await handle.cancel();
-  const worker = await Worker.create({
-    connection: environment().nativeConnection,
-    taskQueue,
-    workflowBundle: { codePath: workflowBundlePath() },
-    activities,
-  });
+  const worker = await workerOn(environment(), activities, taskQueue);
   const error = await worker.runUntil(
     handle.result().then(
       () => null,
