@@ -162,8 +162,13 @@ export async function statusReads(
  * rate (a closed loop of clients measures the server's capacity instead: its latency is
  * clients / throughput).
  */
-export async function statusReadsAtRate(api: string, auth: Record<string, string>, ids: string[], args: { seconds: number; rate: number }): Promise<ReadTally> {
-  const tally: ReadTally = { latencies: [], errors: 0 };
+export async function statusReadsAtRate(
+  api: string,
+  auth: Record<string, string>,
+  ids: string[],
+  args: { seconds: number; rate: number; describe?: (id: string) => Promise<unknown> },
+): Promise<ReadTally & { describes: ReadTally }> {
+  const tally = { latencies: [] as number[], errors: 0, describes: { latencies: [] as number[], errors: 0 } };
   if (ids.length === 0 || args.rate <= 0) return tally;
   const reads: Promise<void>[] = [];
   const startedAt = performance.now();
@@ -173,9 +178,21 @@ export async function statusReadsAtRate(api: string, auth: Record<string, string
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     reads.push(readRandomTask(api, auth, ids, tally, due));
+    // The yardstick: the describe a status read makes, sent by the bench to the dev server itself
+    // at the same moments, so what the gateway adds to the reads can be told from the server's queue.
+    if (args.describe) reads.push(timed(() => args.describe!(ids[Math.floor(Math.random() * ids.length)]!), tally.describes, due));
   }
   await Promise.all(reads);
   return tally;
+}
+
+async function timed(call: () => Promise<unknown>, tally: ReadTally, since: number): Promise<void> {
+  try {
+    await call();
+    tally.latencies.push(performance.now() - since);
+  } catch {
+    tally.errors++;
+  }
 }
 
 /** A completed task's lag: its upstream job completed at `upstreamDone` (ms epoch), its workflow closed `lag` ms later. */

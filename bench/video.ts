@@ -96,6 +96,8 @@ function parseArgs(argv: string[]): Options {
 
 /** A task finished this long after its upstream job has its history printed. */
 const SLOW_TASK_MS = 20_000;
+/** A median wait of the first workflow tasks for a worker past this has one such task's history printed. */
+const SLOW_FIRST_TASK_MS = 5_000;
 const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${v.toFixed(1)} ms`);
 
 const rssMiB = (pid: number | undefined): number => statusMiB(pid, 'VmRSS');
@@ -204,7 +206,11 @@ async function main(): Promise<void> {
     // query, while the tasks are in flight
     let peakApi = rssMiB(apiProc.proc.pid);
     let peakWorker = rssMiB(workerProc.proc.pid);
-    const paced = await statusReadsAtRate(api, auth, ids, { seconds: opts.querySeconds, rate: opts.queryRate });
+    const paced = await statusReadsAtRate(api, auth, ids, {
+      seconds: opts.querySeconds,
+      rate: opts.queryRate,
+      describe: (id) => temporal.workflow.getHandle(id).describe(),
+    });
     const { latencies: queryLatencies, errors: queryErrors } = await statusReads(api, auth, ids, { seconds: opts.querySeconds, concurrency: opts.concurrency });
     const inFlightAtQuery = await temporal.workflow.count(`GatewayOwner IS NOT NULL AND ExecutionStatus = "Running"`);
     const cpuBeforeCompletion = cpu();
@@ -232,10 +238,20 @@ async function main(): Promise<void> {
     );
     const life = lifeCpu(cpuCreates, cpuCompletion);
     const phases: LagPhases[] = [];
+    const firstWaitOf = new Map<CompletionLag, number>();
     await pool(done, 20, async (t) => {
       const split = await lagPhasesOf(temporal, t.id, t.upstreamDone);
       if (split) phases.push(split);
+      if (split?.firstTaskWait != null) firstWaitOf.set(t, split.firstTaskWait);
     });
+    const firstTaskWaits = [...firstWaitOf.values()];
+    // When the first workflow tasks waited long, one that waited the median says what for.
+    const medianWait = [...firstWaitOf].sort((a, b) => a[1] - b[1])[Math.floor(firstWaitOf.size / 2)];
+    if (medianWait && medianWait[1] > SLOW_FIRST_TASK_MS) {
+      const [t, wait] = medianWait;
+      console.log(`  task ${t.id} waited ${ms(wait)} for its first workflow task (the median); its history (s from upstream done):`);
+      for (const line of await slowTaskTimeline(temporal, t.id, t.upstreamDone)) console.log(`    ${line}`);
+    }
     const slowest = done.reduce<CompletionLag | undefined>((worst, t) => (t.lag > (worst?.lag ?? 0) ? t : worst), undefined);
     // A task far behind the rest is worth a look: its history says where the time went.
     if (slowest && slowest.lag > SLOW_TASK_MS) {
@@ -263,6 +279,9 @@ async function main(): Promise<void> {
         p50: percentile(paced.latencies, 50),
         p99: percentile(paced.latencies, 99),
         errors: paced.errors,
+        describeP50: percentile(paced.describes.latencies, 50),
+        describeP99: percentile(paced.describes.latencies, 99),
+        describeErrors: paced.describes.errors,
       },
       inFlightDuringQueries: inFlightAtQuery.count,
       lagP50: percentile(lags, 50),
@@ -285,6 +304,7 @@ async function main(): Promise<void> {
           },
         ]),
       ),
+      firstTaskWait: { p50: percentile(firstTaskWaits, 50), p90: percentile(firstTaskWaits, 90), max: Math.max(...firstTaskWaits) },
       peakRssApiMiB: peakApi,
       peakRssWorkerMiB: peakWorker,
       startRssApiMiB: startRss.api,
@@ -305,9 +325,15 @@ async function main(): Promise<void> {
       `           at ${opts.queryRate}/s (open loop) ${row.pacedQueries.reads} reads   p50 ${ms(row.pacedQueries.p50)}   p99 ${ms(row.pacedQueries.p99)}   errors ${paced.errors}`,
     );
     console.log(
+      `           beside them, the bench's own describe on the dev server: p50 ${ms(row.pacedQueries.describeP50)}   p99 ${ms(row.pacedQueries.describeP99)}   errors ${row.pacedQueries.describeErrors}`,
+    );
+    console.log(
       `  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`,
     );
     console.log(`  phases   ${LAG_PHASES.map((k) => `${k} p50 ${ms(row.lagPhases[k]!.p50)} p99 ${ms(row.lagPhases[k]!.p99)}`).join('   ')}`);
+    console.log(
+      `  first    workflow task's wait for a worker   p50 ${ms(row.firstTaskWait.p50)}   p90 ${ms(row.firstTaskWait.p90)}   max ${ms(row.firstTaskWait.max)}`,
+    );
     console.log(`  cpu      ms per task, creates: ${formatCpu(cpuCreates)}`);
     console.log(`           ms per task, from the queries to the last completion: ${formatCpu(cpuCompletion)}`);
     console.log(

@@ -152,6 +152,10 @@ export async function createGatewayWorker(
     maxConcurrentActivityTaskExecutions: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentLocalActivityExecutions: 200,
     maxConcurrentWorkflowTaskExecutions: 100,
+    // Temporal's 10 s unless set: what a worker that died left on its sticky queue waits this
+    // long, where a longer wait keeps the tasks in flight of a worker far behind a burst of
+    // creates out of the burst's backlog on the task queue (operations.md).
+    stickyQueueScheduleToStartTimeout: env.WORKER_STICKY_TIMEOUT_MS,
     shutdownGraceTime: '10s',
     // The default applies to steps with no heartbeat timeout, the maximum to those with one
     // (else 80 % of their timeout, 12 s for the upstream steps).

@@ -77,6 +77,7 @@ export async function startApiServer(opts: {
       namespace: env.TEMPORAL_NAMESPACE,
       taskQueue: env.TEMPORAL_TASK_QUEUE,
       rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
+      firstTryMaxWaitMs: env.SUBMIT_FIRST_TRY_MAX_WAIT_MS,
       interceptors: traced?.temporal.tracingClientInterceptors(),
       ...(opts.localWorkerConnection ? { localWorker: opts.localWorkerConnection } : {}),
     },

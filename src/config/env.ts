@@ -133,6 +133,12 @@ export const envSchema = z.object({
    * connection. Less CPU per task, slower create bursts (docs/operations.md).
    */
   TEMPORAL_EAGER_START: bool.default(false),
+  /**
+   * The longest a video task's first workflow task may wait for a worker and still make the
+   * submit's first attempt inside it (a local activity) rather than as a step; 0: always a step.
+   * Read by the API, which puts it in each task's input.
+   */
+  SUBMIT_FIRST_TRY_MAX_WAIT_MS: int(0, 86_400_000).default(60_000),
   /** How often a streamed video chat completion re-reads its task for progress. */
   STREAM_POLL_MS: int(50, 60_000).default(1000),
 
@@ -257,6 +263,13 @@ export const envSchema = z.object({
   /** Activities a worker process runs at once (tasks mostly wait between polls, so many fit). */
   /** Every task in flight holds one while its upstream job is watched (watchVideoJob), so this bounds the tasks one worker carries. */
   WORKER_MAX_CONCURRENT_ACTIVITIES: int(1, 200_000).default(20_000),
+  /**
+   * How long a workflow task waits on this worker's sticky queue before the server moves it to
+   * the task queue (where any worker takes it, after replaying the workflow's history).
+   * Temporal's default; longer keeps a busy worker's tasks in flight out of a backlog on the task
+   * queue, and delays the recovery of those sent to a worker that died.
+   */
+  WORKER_STICKY_TIMEOUT_MS: int(1000, 3_600_000).default(10_000),
 
   // Provider simulator (used when no provider credentials are configured)
   SIMULATOR_URL: optionalString,

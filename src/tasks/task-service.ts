@@ -52,6 +52,8 @@ export interface TaskServiceOptions {
    * has no free slot (or is being replaced), the server dispatches the task as usual.
    */
   localWorker?: ConnectionLike;
+  /** Each task's VideoTaskInput.firstTryMaxWaitMs (SUBMIT_FIRST_TRY_MAX_WAIT_MS); absent or null: no limit. */
+  firstTryMaxWaitMs?: number | null;
 }
 
 const CLOSED_CACHE_MAX = 20_000;
@@ -83,7 +85,7 @@ export class TaskService {
 
   async start(request: TaskRequest): Promise<TaskState> {
     const state = initialState(request);
-    const input: VideoTaskInput = { request };
+    const input: VideoTaskInput = { request, firstTryMaxWaitMs: this.opts.firstTryMaxWaitMs ?? null };
     await this.startRun({ id: request.taskId, model: request.model, owner: request.ownerId, status: state.status }, (options) =>
       this.starter.client.workflow.start(videoTaskWorkflowV3, { ...options, args: [input], memo: { state } }),
     );

@@ -30,6 +30,13 @@ export interface VideoTaskResume {
 export interface VideoTaskInput {
   request: TaskRequest;
   resume?: VideoTaskResume;
+  /**
+   * The longest the run's first workflow task may have waited for a worker and still make the
+   * submit's first attempt inside it (videoTaskWorkflowV3); null: however long it waited. Set by
+   * the API (SUBMIT_FIRST_TRY_MAX_WAIT_MS); absent in runs started before it was, which keep
+   * FIRST_TASK_PROMPT_MS. In the input, so a run's replay decides as its first execution did.
+   */
+  firstTryMaxWaitMs?: number | null;
 }
 
 export const STATE_QUERY = 'state';

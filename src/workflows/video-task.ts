@@ -85,9 +85,10 @@ export const COMPLETION_WEBHOOK_PATCH = 'completion-webhook';
 
 /**
  * Tasks of videoTaskWorkflowV3 make their submit's first attempt inside their workflow task (a
- * local activity) when it fetches no user URL, the task has no channel to fail over to and the
- * workers keep up (FIRST_TASK_PROMPT_MS): a submit that the provider accepts at once then costs
- * the server no activity task and no second workflow task (a task's history 23 -> 18 events).
+ * local activity) when it fetches no user URL, the task has no channel to fail over to and its
+ * first workflow task did not wait for a worker past the run's limit (firstTryMaxWaitMs): a
+ * submit that the provider accepts at once then costs the server no activity task and no second
+ * workflow task (a task's history 23 -> 18 events).
  * An attempt that fails goes on as before, as a step of its own that the server retries (and the
  * Web UI shows with its attempts). The cost: a worker lost, or a workflow task timed out, after
  * the provider took the job but before the task was recorded makes the submit again, with the
@@ -98,14 +99,22 @@ export const COMPLETION_WEBHOOK_PATCH = 'completion-webhook';
 export const SUBMIT_IN_WORKFLOW_TASK = 'submit-first-attempt-in-workflow-task';
 
 /**
- * A task whose first workflow task waited longer than this for a worker submits as a step from
- * its first attempt: the workers are behind (a burst of creates), and a first workflow task that
- * also waits for the provider holds a workflow task slot that long, so the backlog drains slower
- * and the workflow tasks of the tasks in flight wait past their sticky queue's timeout, then
- * behind the whole backlog (measured: 10,000 tasks in flight, completion lag p99 115 s against
- * 7.7 s).
+ * For runs whose input has no `firstTryMaxWaitMs` (started before the API set it): a task
+ * whose first workflow task waited longer than this for a worker submits as a step from its
+ * first attempt. The rule was made for workers with a 10 s sticky queue timeout, under which a
+ * burst's first workflow tasks, holding their slots while the provider answered, pushed the
+ * workflow tasks of the tasks in flight past that timeout and behind the whole backlog
+ * (10,000 tasks in flight: completion lag p99 115 s against 7.7 s). The API now sets the limit
+ * (SUBMIT_FIRST_TRY_MAX_WAIT_MS): long enough for a burst the workers are seconds behind, short
+ * of one they are minutes behind.
  */
 export const FIRST_TASK_PROMPT_MS = 1000;
+
+/** The run's limit on its first workflow task's wait for the submit's first attempt in it. */
+function firstTryMaxWaitMs(input: VideoTaskInput): number {
+  if (input.firstTryMaxWaitMs === undefined) return FIRST_TASK_PROMPT_MS;
+  return input.firstTryMaxWaitMs ?? Number.POSITIVE_INFINITY;
+}
 
 /**
  * The announce step: short database writes and a workflow start, retried for up to an hour (a
@@ -292,10 +301,10 @@ async function runVideoTask(input: VideoTaskInput, takes: PatchCheck): Promise<T
         characterIds.push(character.id);
       }
       // The first attempt in the workflow task, unless the submit fetches a user's URL (a slow host,
-      // a busy key's fetch slots) or the workers are behind (FIRST_TASK_PROMPT_MS).
+      // a busy key's fetch slots) or its first workflow task waited past the run's limit for a worker.
       const here =
         takes(SUBMIT_IN_WORKFLOW_TASK) &&
-        firstTaskWaitMs <= FIRST_TASK_PROMPT_MS &&
+        firstTaskWaitMs <= firstTryMaxWaitMs(input) &&
         request.images.every((image) => image.kind === 'stored') &&
         submitInWorkflowTask(plan);
       if (request.remixOf) jobId = await firstTryThenStep(here && here.submitRemix, submitRemix, { request, plan, prompt }, plan);

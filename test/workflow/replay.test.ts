@@ -58,10 +58,12 @@ const SHAPES = [
   ...WATCHED_TASK_SHAPES.map((shape) => `v2-${shape}`),
   ...WATCHED_TASK_SHAPES.map((shape) => `v3-${shape}`),
   // V3 only: a first attempt that failed, then the submit as a step; a submit that fetches a URL,
-  // and one whose first workflow task waited for a worker, a step from the start.
+  // and one whose first workflow task waited for a worker with no limit in its input (the first
+  // V3 runs), a step from the start; a first workflow task as late with no limit, the first try in it.
   'v3-watched-first-try-failed',
   'v3-watched-url-images',
   'v3-watched-late-first-task',
+  'v3-watched-late-first-task-no-limit',
   // The webhook delivery workflow: acknowledged after retries, given up at the end of its window, refused at once.
   'webhook-delivered',
   'webhook-given-up',

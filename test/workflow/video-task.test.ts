@@ -24,7 +24,12 @@ const environment = environmentPerFile();
 async function runTask(shape: string | null, request = taskRequest(), overrides: Partial<Activities> = {}, options: { succeedOnPoll?: number } = {}) {
   const { activities, calls } = fakeActivities(overrides, options);
   const { state, runId } = await withWorker(environment(), activities, async (taskQueue) => {
-    const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
+    // As the API starts it (TaskService.start): no limit on its first workflow task's wait.
+    const handle = await environment().client.workflow.start(videoTaskWorkflowV3, {
+      taskQueue,
+      workflowId: request.taskId,
+      args: [{ request, firstTryMaxWaitMs: null }],
+    });
     const result: TaskState = await handle.result();
     return { state: result, runId: handle.firstExecutionRunId };
   });
@@ -171,18 +176,33 @@ test('a submit whose first attempt (in the workflow task) fails goes on as a ste
   expect(timelineEvents(events).filter((e) => e === 'submitted')).toHaveLength(1);
 }, 60_000);
 
-test('a task whose first workflow task waited for a worker (the workers are behind) submits as a step of its own', async () => {
-  const request = taskRequest();
+/** Starts a V3 task with no worker on its queue, so its first workflow task waits `waitMs`; runs it to its end. */
+async function runLateTask(request: TaskRequest, firstTryMaxWaitMs: number | null | undefined, waitMs: number) {
   const { activities } = fakeActivities();
   const taskQueue = `wf-late-${request.taskId.replace(/[^a-z0-9]/gi, '')}`;
-  // Started with no worker on its queue: its first workflow task waits past FIRST_TASK_PROMPT_MS.
-  const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [{ request }] });
-  await new Promise((resolve) => setTimeout(resolve, FIRST_TASK_PROMPT_MS + 500));
+  const input = firstTryMaxWaitMs === undefined ? { request } : { request, firstTryMaxWaitMs };
+  const handle = await environment().client.workflow.start(videoTaskWorkflowV3, { taskQueue, workflowId: request.taskId, args: [input] });
+  await new Promise((resolve) => setTimeout(resolve, waitMs));
   const worker = await workerOn(environment(), activities, taskQueue);
   const state: TaskState = await worker.runUntil(handle.result());
   expect(state.status).toBe('completed');
+  return { state, runId: handle.firstExecutionRunId };
+}
+
+test('a task whose input has no firstTryMaxWaitMs (as the first V3 runs) submits as a step when its first workflow task waited past FIRST_TASK_PROMPT_MS', async () => {
+  const request = taskRequest();
+  const { state, runId } = await runLateTask(request, undefined, FIRST_TASK_PROMPT_MS + 500);
   expect(stepsScheduled(await historyOf(state.id))).toEqual(['submitVideo', 'watchVideoJob']);
-  await recordHistories(environment(), 'watched-late-first-task', request.taskId, handle.firstExecutionRunId);
+  await recordHistories(environment(), 'watched-late-first-task', request.taskId, runId);
+}, 60_000);
+
+test("a task whose first workflow task waited past its input's limit submits as a step; with no limit it makes its first attempt in that workflow task", async () => {
+  const limited = await runLateTask(taskRequest(), 500, 1500);
+  expect(stepsScheduled(await historyOf(limited.state.id))).toEqual(['submitVideo', 'watchVideoJob']);
+  const request = taskRequest();
+  const unlimited = await runLateTask(request, null, FIRST_TASK_PROMPT_MS + 500);
+  expect(stepsScheduled(await historyOf(unlimited.state.id))).toEqual(['watchVideoJob']);
+  await recordHistories(environment(), 'watched-late-first-task-no-limit', request.taskId, unlimited.runId);
 }, 60_000);
 
 test('a submit that fetches a user URL is a step of its own from its first attempt', async () => {
