@@ -304,7 +304,11 @@ async function main(): Promise<void> {
           },
         ]),
       ),
-      firstTaskWait: { p50: percentile(firstTaskWaits, 50), p90: percentile(firstTaskWaits, 90), max: Math.max(...firstTaskWaits) },
+      firstTaskWait: {
+        p50: percentile(firstTaskWaits, 50),
+        p90: percentile(firstTaskWaits, 90),
+        max: firstTaskWaits.length ? Math.max(...firstTaskWaits) : NaN,
+      },
       peakRssApiMiB: peakApi,
       peakRssWorkerMiB: peakWorker,
       startRssApiMiB: startRss.api,

@@ -52,8 +52,11 @@ export interface TaskServiceOptions {
    * has no free slot (or is being replaced), the server dispatches the task as usual.
    */
   localWorker?: ConnectionLike;
-  /** Each task's VideoTaskInput.firstTryMaxWaitMs (SUBMIT_FIRST_TRY_MAX_WAIT_MS); absent or null: no limit. */
-  firstTryMaxWaitMs?: number | null;
+  /**
+   * Each task's VideoTaskInput.firstTryMaxWaitMs (SUBMIT_FIRST_TRY_MAX_WAIT_MS); null: no limit.
+   * Required, as an input without it means the first V3 runs' 1 s rule.
+   */
+  firstTryMaxWaitMs: number | null;
 }
 
 const CLOSED_CACHE_MAX = 20_000;
@@ -85,7 +88,7 @@ export class TaskService {
 
   async start(request: TaskRequest): Promise<TaskState> {
     const state = initialState(request);
-    const input: VideoTaskInput = { request, firstTryMaxWaitMs: this.opts.firstTryMaxWaitMs ?? null };
+    const input: VideoTaskInput = { request, firstTryMaxWaitMs: this.opts.firstTryMaxWaitMs };
     await this.startRun({ id: request.taskId, model: request.model, owner: request.ownerId, status: state.status }, (options) =>
       this.starter.client.workflow.start(videoTaskWorkflowV3, { ...options, args: [input], memo: { state } }),
     );

@@ -88,13 +88,12 @@ export const COMPLETION_WEBHOOK_PATCH = 'completion-webhook';
  * local activity) when it fetches no user URL, the task has no channel to fail over to and its
  * first workflow task did not wait for a worker past the run's limit (firstTryMaxWaitMs): a
  * submit that the provider accepts at once then costs the server no activity task and no second
- * workflow task (a task's history 23 -> 18 events).
- * An attempt that fails goes on as before, as a step of its own that the server retries (and the
- * Web UI shows with its attempts). The cost: a worker lost, or a workflow task timed out, after
- * the provider took the job but before the task was recorded makes the submit again, with the
- * same idempotency key, as after a worker lost mid-step. A task that may fail over keeps every
- * attempt a step: there, an attempt whose outcome is unknown must be seen as such
- * (submit-failover.ts), and a lost workflow task is not.
+ * workflow task (a task's history 23 -> 18 events). An attempt that fails goes on as before, as
+ * a step of its own that the server retries (and the Web UI shows with its attempts). The cost: a
+ * worker lost, or a workflow task timed out, after the provider took the job but before the task
+ * was recorded makes the submit again, with the same idempotency key, as after a worker lost
+ * mid-step. A task that may fail over keeps every attempt a step: there, an attempt whose outcome
+ * is unknown must be seen as such (submit-failover.ts), and a lost workflow task is not.
  */
 export const SUBMIT_IN_WORKFLOW_TASK = 'submit-first-attempt-in-workflow-task';
 

@@ -468,6 +468,10 @@ describe('crashes: a worker killed at each step, a store gone mid-settle, a star
     // Its local steps are read (the claim is one), and none of them settled it.
     expect(steps).toContain('claimCharge');
     expect(steps).not.toContain('settleTask');
+    // The API put its first-try limit (SUBMIT_FIRST_TRY_MAX_WAIT_MS, 60 s by default) in the run's input.
+    const started = (await temporalClient.workflow.getHandle(task.id).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+    const input = JSON.parse(Buffer.from(started?.input?.payloads?.[0]?.data ?? []).toString('utf8')) as { firstTryMaxWaitMs?: unknown };
+    expect(input.firstTryMaxWaitMs).toBe(60_000);
   });
 
   test('killed before the submit (no worker when the task is created)', async () => {

@@ -39,7 +39,11 @@ test('one trace runs from the start through the workflow, its activities and the
     maxHeartbeatThrottleInterval: '1s',
     ...tracedWorkerOptions({ processor, resource: new Resource({ 'service.name': 'worker-under-test' }) }),
   });
-  const tasks = new TaskService(env.connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000, interceptors: tracingClientInterceptors() }, null);
+  const tasks = new TaskService(
+    env.connection,
+    { namespace: 'default', taskQueue, rpcTimeoutMs: 5000, firstTryMaxWaitMs: null, interceptors: tracingClientInterceptors() },
+    null,
+  );
   const request = taskRequest();
   // The API request's span, as request-spans.ts makes it: the start runs inside it.
   const requestSpan = trace.getTracer('test').startSpan('POST /v1/video/create');

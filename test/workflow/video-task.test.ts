@@ -205,6 +205,21 @@ test("a task whose first workflow task waited past its input's limit submits as 
   await recordHistories(environment(), 'watched-late-first-task-no-limit', request.taskId, unlimited.runId);
 }, 60_000);
 
+test("a task started through TaskService carries the service's limit in its input; within it, the first attempt runs in the first workflow task", async () => {
+  const request = taskRequest();
+  const { activities } = fakeActivities();
+  const state = await withWorker(environment(), activities, async (taskQueue) => {
+    const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000, firstTryMaxWaitMs: 60_000 }, null);
+    await tasks.start(request);
+    return (await environment().client.workflow.getHandle(request.taskId).result()) as TaskState;
+  });
+  expect(state.status).toBe('completed');
+  const events = await historyOf(state.id);
+  const started = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  expect(started && defaultPayloadConverter.fromPayload(started)).toMatchObject({ request: { taskId: request.taskId }, firstTryMaxWaitMs: 60_000 });
+  expect(stepsScheduled(events)).toEqual(['watchVideoJob']);
+}, 60_000);
+
 test('a submit that fetches a user URL is a step of its own from its first attempt', async () => {
   const { state } = await runTask('watched-url-images', taskRequest({ images: [{ kind: 'url', url: 'https://example.com/first-frame.png' }] }));
   expect(state.status).toBe('completed');
@@ -233,7 +248,7 @@ async function withHeldJob(
     },
   });
   await withWorker(environment(), activities, async (taskQueue) => {
-    const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 }, null);
+    const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000, firstTryMaxWaitMs: null }, null);
     await tasks.start(request);
     try {
       await body({ tasks, request, polls: () => polls, release });
@@ -310,7 +325,7 @@ test('a task whose watching step has ended reads where its job was last seen unt
       enableNonLocalActivities: false,
     });
   const steps = await Worker.create({ connection: environment().nativeConnection, taskQueue, activities, maxHeartbeatThrottleInterval: '1s' });
-  const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000 }, null);
+  const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000, firstTryMaxWaitMs: null }, null);
   const handle = environment().client.workflow.getHandle(request.taskId);
   await steps.runUntil(async () => {
     try {
