@@ -13,6 +13,9 @@ export class BenchChildren {
   private readonly undo: Array<() => Promise<void>> = [];
   private cleaning: Promise<void> | null = null;
 
+  /** How long each child has between SIGTERM and SIGKILL when the bench stops it. */
+  stopGraceMs = 5000;
+
   constructor(private readonly what: string) {}
 
   add(child: Child): Child {
@@ -33,7 +36,7 @@ export class BenchChildren {
   /** Stops every child, then runs the atEnd steps, then removes the folders; once, however often it is called. */
   cleanup(): Promise<void> {
     this.cleaning ??= (async () => {
-      await Promise.all(this.children.map((c) => c.stop(5000)));
+      await Promise.all(this.children.map((c) => c.stop(this.stopGraceMs)));
       for (const step of [...this.undo].reverse()) {
         await step().catch((err: unknown) => console.error(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
       }

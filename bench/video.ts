@@ -158,6 +158,8 @@ async function main(): Promise<void> {
     ...(opts.eagerStart ? { TEMPORAL_EAGER_START: 'true' } : {}),
   };
   const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
+  // A profile is written as its process exits: a worker that drains and writes a large one needs longer than 5 s.
+  if (opts.cpuProfDir) bench.stopGraceMs = 60_000;
   const gatewayProc = opts.oneProcess ? bench.add(runNode('dist/src/main.js', env, 'bench-gateway', opts.gateway, profile)) : null;
   const apiProc = gatewayProc ?? bench.add(runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile));
   const workerProc = gatewayProc ?? bench.add(runNode('dist/src/worker.js', env, 'bench-worker', opts.gateway, profile));

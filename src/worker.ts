@@ -44,7 +44,8 @@ const STALE_FETCH_MS = 60 * 60 * 1000;
 /**
  * Heartbeats reach the server this often at most, so a cancelled task's user-URL fetch stops
  * within about this long. A watched job sends far fewer (activities/watch-job.ts: its status at
- * once, its progress every PROGRESS_UPDATE_MS), so this does not set what progress costs the server.
+ * once, its progress every PROGRESS_UPDATE_STEP points and PROGRESS_UPDATE_MS at most), so this
+ * does not set what progress costs the server.
  */
 const HEARTBEAT_THROTTLE = '1s';
 
@@ -96,6 +97,7 @@ export async function createGatewayWorker(
     userFetches,
     settleCompleted: (taskId) => billing.completeTask(taskId),
     progressEveryMs: env.PROGRESS_UPDATE_MS,
+    progressStep: env.PROGRESS_UPDATE_STEP,
   });
   // Completion webhooks: the announce step starts delivery workflows on this task queue. The
   // signer is the API's (same secret, from the environment or the data directory), so the

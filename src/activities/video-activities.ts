@@ -50,6 +50,8 @@ export interface VideoActivityDeps {
   settleCompleted?: (taskId: string) => Promise<EdgeOutcome>;
   /** A running job's progress is sent to the server at most this often (watch-job.ts). */
   progressEveryMs: number;
+  /** ... and once it has moved at least this many points (watch-job.ts). */
+  progressStep: number;
 }
 
 type StoredImageRef = Extract<ImageRef, { kind: 'stored' }>;
@@ -370,7 +372,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
           store: (download, beat) => storeFile(input.taskId, input.channel, download, () => beat()),
           asFailure,
         },
-        { progressEveryMs: deps.progressEveryMs },
+        { progressEveryMs: deps.progressEveryMs, progressStep: deps.progressStep },
       );
     },
 

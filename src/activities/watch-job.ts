@@ -6,10 +6,12 @@
  *
  * Progress goes out as heartbeat details, which the server keeps and status reads overlay on
  * the memo (tasks/job-progress.ts). Each heartbeat is a write on the server (measured: ~2 ms of
- * the dev server's CPU), so they follow time, not polls: a change of status at once, a change
- * of progress at most every progressEveryMs, and otherwise one per half heartbeat timeout to
- * say the worker is alive. A retried attempt (its worker died) resumes from the last
- * heartbeat, so progress never goes back.
+ * the dev server's CPU), so they follow neither polls nor time alone: a change of status at
+ * once; progress once it has moved progressStep points since the last one sent, and no sooner
+ * than progressEveryMs after it, so at most 100 / progressStep of them however long the job
+ * runs; and otherwise one per half heartbeat timeout to say the worker is alive, carrying the
+ * latest progress too. A retried attempt (its worker died) resumes from the last heartbeat, so
+ * progress never goes back.
  *
  * Transient upstream errors are retried here, no sooner than a Retry-After: a provider that
  * stays unreachable for OUTAGE_GIVE_UP_MS, or a file that cannot be stored in STORE_ATTEMPTS
@@ -30,6 +32,8 @@ export const STORE_ATTEMPTS = 20;
 export interface JobWatchOptions {
   /** Progress that moved is sent at most this often; a change of status goes out at once. */
   progressEveryMs: number;
+  /** Progress is sent once it has moved this many points (1-100) since the last one sent. */
+  progressStep: number;
 }
 
 export interface JobWatchSteps {
@@ -110,7 +114,7 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
       progress: nextProgress(at.progress, result.progress, estimateProgress(Date.now() - input.submittedAt, input.expectedJobMs)),
     };
     if (at.status !== sent.status) beat();
-    else if (at.progress !== sent.progress && Date.now() - sentAt >= opts.progressEveryMs) beat();
+    else if (at.progress - sent.progress >= opts.progressStep && Date.now() - sentAt >= opts.progressEveryMs) beat();
     else beatIfStale();
   }
 }

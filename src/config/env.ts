@@ -222,6 +222,8 @@ export const envSchema = z.object({
   UPSTREAM_POLL_MS: int(50, 600_000).optional(),
   /** A running job's progress reaches status reads at most this often (each update is a write on Temporal). */
   PROGRESS_UPDATE_MS: int(100, 600_000).default(10_000),
+  /** ... and once it has moved this many points: at most 100 / this updates whatever the job's length. */
+  PROGRESS_UPDATE_STEP: int(1, 100).default(10),
   UPSTREAM_TIMEOUT_MS: int(1000, 600_000).default(60_000),
   UPSTREAM_RETRY_INITIAL_MS: int(10, 600_000).default(2000),
   UPSTREAM_RETRY_MAX_MS: int(10, 3_600_000).default(60_000),

@@ -39,6 +39,7 @@ const activities = createVideoActivities({
   retryMaxMs: 400,
   upstreamTimeoutMs: 1000,
   progressEveryMs: 0,
+  progressStep: 1,
 } as unknown as VideoActivityDeps);
 
 test('the first channel by priority, the others serving the model as fallbacks, each with its own settings', async () => {

@@ -1,6 +1,7 @@
 /**
- * The watching step's heartbeats (src/activities/watch-job.ts) follow time, not polls: each is
- * a write on the Temporal server, so a job polled a hundred times must not cost a hundred.
+ * The watching step's heartbeats (src/activities/watch-job.ts) follow neither polls nor time
+ * alone: each is a write on the Temporal server, so a job polled a hundred times must not cost
+ * a hundred, and a job ten times as long must not send ten times the progress.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { watchJob } from '../../src/activities/watch-job';
@@ -9,6 +10,15 @@ import type { JobProgress, WatchJobInput, WatchJobResult } from '../../src/workf
 
 const POLL_MS = 2;
 const POLLS = 120;
+
+interface WatchOptions {
+  progressEveryMs: number;
+  progressStep: number;
+  /** Polls before the job ends (POLLS by default). */
+  polls?: number;
+  /** Polls per point of progress (1 by default). */
+  pollsPerPoint?: number;
+}
 
 const input = (): WatchJobInput => ({
   taskId: 'vidgen3:1-abc',
@@ -21,8 +31,10 @@ const input = (): WatchJobInput => ({
   from: { status: 'pending', progress: 0 },
 });
 
-/** A job whose progress rises by one at every poll, done after POLLS polls. */
-async function watch(progressEveryMs: number): Promise<{ beats: JobProgress[]; polls: number; result: WatchJobResult; elapsedMs: number }> {
+/** A job whose progress rises by one every `pollsPerPoint` polls (up to 95), done after `polls` polls. */
+async function watch(opts: WatchOptions): Promise<{ beats: JobProgress[]; polls: number; result: WatchJobResult; elapsedMs: number }> {
+  const last = opts.polls ?? POLLS;
+  const pollsPerPoint = opts.pollsPerPoint ?? 1;
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 });
   const beats: JobProgress[] = [];
   env.on('heartbeat', (d: JobProgress) => beats.push(d));
@@ -34,13 +46,13 @@ async function watch(progressEveryMs: number): Promise<{ beats: JobProgress[]; p
       {
         poll: async (): Promise<PollResult> => {
           polls++;
-          if (polls > POLLS) return { phase: 'succeeded', download: { url: 'http://upstream.invalid/job_1.mp4' } };
-          return { phase: 'running', progress: Math.min(95, polls) };
+          if (polls > last) return { phase: 'succeeded', download: { url: 'http://upstream.invalid/job_1.mp4' } };
+          return { phase: 'running', progress: Math.min(95, Math.ceil(polls / pollsPerPoint)) };
         },
         store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
         asFailure: (err) => err,
       },
-      { progressEveryMs },
+      { progressEveryMs: opts.progressEveryMs, progressStep: opts.progressStep },
     ),
   );
   return { beats, polls, result, elapsedMs: Date.now() - startedAt };
@@ -48,7 +60,7 @@ async function watch(progressEveryMs: number): Promise<{ beats: JobProgress[]; p
 
 test('progress that moves at every poll is sent at most once per interval; the change of status at once', async () => {
   const everyMs = 100;
-  const { beats, polls, result, elapsedMs } = await watch(everyMs);
+  const { beats, polls, result, elapsedMs } = await watch({ progressEveryMs: everyMs, progressStep: 1 });
   expect(polls).toBe(POLLS + 1);
   expect(beats[0]).toEqual({ status: 'processing', progress: 1 });
   // One for the change of status, then one per interval at most.
@@ -59,7 +71,19 @@ test('progress that moves at every poll is sent at most once per interval; the c
   expect(result).toMatchObject({ phase: 'stored', last: { status: 'processing', progress: 95 } });
 });
 
-test('with no interval every change of progress is sent, and nothing is sent when nothing changed', async () => {
-  const { beats } = await watch(0);
+test('with no interval and a step of one every change of progress is sent, and nothing is sent when nothing changed', async () => {
+  const { beats } = await watch({ progressEveryMs: 0, progressStep: 1 });
   expect(beats.map((b) => b.progress)).toEqual(Array.from({ length: 95 }, (_, i) => i + 1));
+});
+
+test('progress goes out in steps: a job polled five times as often sends the same heartbeats', async () => {
+  const short = await watch({ progressEveryMs: 0, progressStep: 10, polls: 100 });
+  const long = await watch({ progressEveryMs: 0, progressStep: 10, polls: 500, pollsPerPoint: 5 });
+  expect(long.polls).toBe(501);
+  // The change of status, then one per ten points: 1, 11, 21, ... 91.
+  const expected = [1, 11, 21, 31, 41, 51, 61, 71, 81, 91];
+  expect(short.beats.map((b) => b.progress)).toEqual(expected);
+  expect(long.beats.map((b) => b.progress)).toEqual(expected);
+  // What the step answers is the last progress seen, not the last sent.
+  expect(long.result).toMatchObject({ phase: 'stored', last: { status: 'processing', progress: 95 } });
 });

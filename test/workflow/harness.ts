@@ -125,7 +125,7 @@ export function fakeActivities(overrides: Partial<Activities> = {}, options: { s
           store: (download) => activities.storeVideo({ taskId: input.taskId, channel: input.channel, download }),
           asFailure: (err) => err,
         },
-        { progressEveryMs: 0 },
+        { progressEveryMs: 0, progressStep: 1 },
       );
     },
     async storeVideo(input) {
