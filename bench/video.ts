@@ -46,6 +46,7 @@ import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
 import { chatStreamBurst, completionLags, createWave, percentile, pool, statusReads, statusReadsAtRate, type CompletionLag } from './video-load';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
+import { formatWatchCounts, watchCounts, watchCountsPerTask } from './watch-counts';
 
 interface Options {
   tasks: number[];
@@ -160,9 +161,14 @@ async function main(): Promise<void> {
   const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
   // A profile is written as its process exits: a worker that drains and writes a large one needs longer than 5 s.
   if (opts.cpuProfDir) bench.stopGraceMs = 60_000;
-  const gatewayProc = opts.oneProcess ? bench.add(runNode('dist/src/main.js', env, 'bench-gateway', opts.gateway, profile)) : null;
+  // The worker's own metrics (not the API's: both would bind it), for the counts of what watching jobs costs.
+  const workerMetrics = `127.0.0.1:${await freePort()}`;
+  const workerEnv = { ...env, METRICS_ADDRESS: workerMetrics };
+  const gatewayProc = opts.oneProcess ? bench.add(runNode('dist/src/main.js', workerEnv, 'bench-gateway', opts.gateway, profile)) : null;
   const apiProc = gatewayProc ?? bench.add(runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile));
-  const workerProc = gatewayProc ?? bench.add(runNode('dist/src/worker.js', env, 'bench-worker', opts.gateway, profile));
+  const workerProc = gatewayProc ?? bench.add(runNode('dist/src/worker.js', workerEnv, 'bench-worker', opts.gateway, profile));
+  /** Null for a gateway built before the heartbeat counter (--gateway): the line is then left out. */
+  const readWatchCounts = () => watchCounts(`http://${workerMetrics}/metrics`).catch(() => null);
   await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
 
   // RSS once started and idle, so that the peak under load can be read as growth.
@@ -200,6 +206,7 @@ async function main(): Promise<void> {
     const gatewayPids = gatewayProc ? { gateway: gatewayProc.proc.pid } : { api: apiProc.proc.pid, worker: workerProc.proc.pid };
     const cpu = () => cpuSnapshot({ ...gatewayPids, simulator: simulatorProc.proc.pid }, { temporal: 'temporal', postgres: 'postgres' });
     const cpuBeforeCreates = cpu();
+    const watchBefore = await readWatchCounts();
     const wave = await createWave(api, auth, { n, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: opts.createRate, label: String(n) });
     const { ids, latencies: createLatencies, errors: createErrors } = wave;
     const createSeconds = wave.seconds;
@@ -231,6 +238,8 @@ async function main(): Promise<void> {
       1000,
     );
     const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
+    const watchAfter = await readWatchCounts();
+    const watch = watchBefore && watchAfter ? watchCountsPerTask(watchBefore, watchAfter, n) : null;
     const { done, notCompleted: failed } = await completionLags(temporal, simUrl, ids);
     const lags = done.map((t) => t.lag);
     const history = await historySizes(
@@ -317,6 +326,7 @@ async function main(): Promise<void> {
       startRssWorkerMiB: startRss.worker,
       cpuMsPerTask: { creates: cpuCreates, completion: cpuCompletion, life },
       historyEvents: history,
+      watchPerTask: watch,
     };
     results.push(row);
     console.log(`${n} tasks in flight`);
@@ -353,6 +363,7 @@ async function main(): Promise<void> {
       `           floor: a task of one empty activity on the same dev server (${floor.tasks} of them, ${floor.historyEvents} events each, ${floor.perSecond.toFixed(1)}/s): dev server ${floor.devServerMs.toFixed(1)} + worker ${floor.workerMs.toFixed(1)} = ${floorMs.toFixed(1)} (a gateway task costs ${(taskMs / floorMs).toFixed(1)}x)`,
     );
     console.log(`  history  events per task (${history.sampled} sampled): min ${history.min}, p50 ${history.p50}, max ${history.max}`);
+    if (watch) console.log(`  watch    per task: ${formatWatchCounts(watch)}`);
     console.log(
       gatewayProc
         ? `  memory   peak RSS gateway ${row.peakRssApiMiB.toFixed(0)} MiB (idle at start: ${startRss.api.toFixed(0)})\n`

@@ -54,13 +54,14 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
   // and a resumed attempt's last details stay on the server until this one sends its own.
   let sentAt = Date.now();
   let sent = at;
-  const beat = () => {
+  const beat = (reason: 'status' | 'progress' | 'alive') => {
     sent = at;
     sentAt = Date.now();
     ctx.heartbeat(at);
+    metrics.jobHeartbeats.inc({ reason });
   };
   const beatIfStale = () => {
-    if (Date.now() - sentAt >= staleAfterMs) beat();
+    if (Date.now() - sentAt >= staleAfterMs) beat('alive');
   };
   let outageSince: number | undefined;
   let storeFailures = 0;
@@ -113,8 +114,8 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
       status: result.phase === 'running' ? 'processing' : at.status,
       progress: nextProgress(at.progress, result.progress, estimateProgress(Date.now() - input.submittedAt, input.expectedJobMs)),
     };
-    if (at.status !== sent.status) beat();
-    else if (at.progress - sent.progress >= opts.progressStep && Date.now() - sentAt >= opts.progressEveryMs) beat();
+    if (at.status !== sent.status) beat('status');
+    else if (at.progress - sent.progress >= opts.progressStep && Date.now() - sentAt >= opts.progressEveryMs) beat('progress');
     else beatIfStale();
   }
 }

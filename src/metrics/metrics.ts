@@ -91,6 +91,12 @@ export const metrics = {
     buckets: LAG_BUCKETS,
     registers: [registry],
   }),
+  jobHeartbeats: new Counter({
+    name: 'gateway_job_heartbeats_total',
+    help: 'Heartbeats of the steps that watch upstream video jobs, each a write on Temporal, by reason: status, progress, alive.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  }),
   charges: new Counter({
     name: 'gateway_billing_charges_total',
     help: 'Charges written to the ledger, by kind (video, character, text).',

@@ -5,6 +5,7 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { watchJob } from '../../src/activities/watch-job';
+import { metrics } from '../../src/metrics/metrics';
 import type { PollResult } from '../../src/providers/video-upstream';
 import type { JobProgress, WatchJobInput, WatchJobResult } from '../../src/workflows/video-task-types';
 
@@ -76,9 +77,27 @@ test('with no interval and a step of one every change of progress is sent, and n
   expect(beats.map((b) => b.progress)).toEqual(Array.from({ length: 95 }, (_, i) => i + 1));
 });
 
+/** gateway_job_heartbeats_total by reason, as the worker's /metrics shows it. */
+async function heartbeatsCounted(): Promise<Record<string, number>> {
+  const { values } = await metrics.jobHeartbeats.get();
+  return Object.fromEntries(values.map((v) => [String(v.labels.reason), v.value]));
+}
+
 test('progress goes out in steps: a job polled five times as often sends the same heartbeats', async () => {
+  const before = await heartbeatsCounted();
   const short = await watch({ progressEveryMs: 0, progressStep: 10, polls: 100 });
   const long = await watch({ progressEveryMs: 0, progressStep: 10, polls: 500, pollsPerPoint: 5 });
+  const after = await heartbeatsCounted();
+  // Each counted by its reason: two changes of status, nine steps of progress each, nothing stale.
+  expect({
+    status: (after.status ?? 0) - (before.status ?? 0),
+    progress: (after.progress ?? 0) - (before.progress ?? 0),
+    alive: (after.alive ?? 0) - (before.alive ?? 0),
+  }).toEqual({
+    status: 2,
+    progress: 18,
+    alive: 0,
+  });
   expect(long.polls).toBe(501);
   // The change of status, then one per ten points: 1, 11, 21, ... 91.
   const expected = [1, 11, 21, 31, 41, 51, 61, 71, 81, 91];
