@@ -29,6 +29,7 @@ import {
 } from '../workflows/background-response-types';
 import { FAILURE_TYPES } from '../workflows/video-task-types';
 import { asFailure, asSubmitFailure, heartbeating, mapErrors } from './video-activities';
+import { sleepUnlessCancelled } from './sleep-unless-cancelled';
 
 export interface ResponseActivityDeps {
   store: ResponseStore;
@@ -113,7 +114,7 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
       const ids = { id: input.id, previousResponseId: input.previousResponseId };
       let last = (ctx.info.heartbeatDetails as { status?: ResponseStatus } | undefined)?.status ?? null;
       for (;;) {
-        await ctx.sleep(input.pollMs);
+        await sleepUnlessCancelled(ctx.cancellationSignal, input.pollMs);
         if (Date.now() > input.deadline) throw ApplicationFailure.nonRetryable('The response did not finish before its deadline.', RESPONSE_TIMEOUT);
         let upstream: ResponseObject;
         try {

@@ -23,6 +23,7 @@ import { metrics, secondsSince } from '../metrics/metrics';
 import { UpstreamError } from '../providers/http';
 import type { DownloadRef, PollResult } from '../providers/video-upstream';
 import { parseJobProgress } from '../tasks/job-progress';
+import { sleepUnlessCancelled } from './sleep-unless-cancelled';
 import { estimateProgress, nextProgress } from '../workflows/progress';
 import type { JobProgress, StoredVideoResult, WatchJobInput, WatchJobResult } from '../workflows/video-task-types';
 
@@ -69,7 +70,7 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
   for (;;) {
     if (Date.now() > input.deadline) return { phase: 'timeout', last: at };
     // Cancellation-aware: a cancelled task stops here (the cancel arrives with a heartbeat's answer).
-    await ctx.sleep(Math.min(waitMs, Math.max(0, input.deadline - Date.now()) + 1));
+    await sleepUnlessCancelled(ctx.cancellationSignal, Math.min(waitMs, Math.max(0, input.deadline - Date.now()) + 1));
     waitMs = input.pollMs;
     let result: PollResult;
     try {
