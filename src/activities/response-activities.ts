@@ -29,7 +29,7 @@ import {
 } from '../workflows/background-response-types';
 import { FAILURE_TYPES } from '../workflows/video-task-types';
 import { asFailure, asSubmitFailure, heartbeating, mapErrors } from './video-activities';
-import { sleepUnlessCancelled } from './sleep-unless-cancelled';
+import { sleepUnlessCancelled } from '../system/abortable-sleep';
 
 export interface ResponseActivityDeps {
   store: ResponseStore;

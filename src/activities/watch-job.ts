@@ -23,7 +23,7 @@ import { metrics, secondsSince } from '../metrics/metrics';
 import { UpstreamError } from '../providers/http';
 import type { DownloadRef, PollResult } from '../providers/video-upstream';
 import { parseJobProgress } from '../tasks/job-progress';
-import { sleepUnlessCancelled } from './sleep-unless-cancelled';
+import { sleepUnlessCancelled } from '../system/abortable-sleep';
 import { estimateProgress, nextProgress } from '../workflows/progress';
 import type { JobProgress, StoredVideoResult, WatchJobInput, WatchJobResult } from '../workflows/video-task-types';
 

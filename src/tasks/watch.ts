@@ -1,3 +1,4 @@
+import { sleepUnlessAborted } from '../system/abortable-sleep';
 import { isTerminal, type TaskState } from './task';
 
 /**
@@ -21,10 +22,7 @@ export async function watchTask(
       onChange(next);
     }
     if (isTerminal(state.status)) return last;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, opts.everyMs);
-      opts.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-    });
+    await sleepUnlessAborted(opts.everyMs, opts.signal);
   }
   return last;
 }

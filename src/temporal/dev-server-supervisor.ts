@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { DevServerExitedAtStart, startDevServer, type DevServer, type DevServerExit, type DevServerOptions } from './dev-server';
 import { watchReachability, type Watchdog } from './reachability-watchdog';
 import { RestartBudget, restartDelayMs, type RestartPolicy } from './restart-budget';
+import { sleepUnlessAborted } from '../system/abortable-sleep';
 
 export type DevServerState = 'running' | 'restarting' | 'failed' | 'stopped';
 
@@ -98,7 +99,7 @@ export async function superviseDevServer(opts: DevServerSupervisorOptions): Prom
         return;
       }
       logger.warn({ attempt: decision.attempt, of: opts.policy.maxRestarts, delayMs: decision.delayMs }, 'restarting the temporal dev server');
-      await abortableSleep(decision.delayMs, stopping.signal);
+      await sleepUnlessAborted(decision.delayMs, stopping.signal);
       if (stopping.signal.aborted) return;
       try {
         server = await startDevServer({ ...opts, signal: stopping.signal });
@@ -147,17 +148,4 @@ async function firstStart(opts: DevServerSupervisorOptions): Promise<DevServer> 
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

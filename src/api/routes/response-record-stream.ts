@@ -11,6 +11,7 @@ import type { PerKeySlots } from '../../limits/per-key-slots';
 import { isStreamEnded, recordEvents, sseOf } from '../../responses/record-events';
 import type { GatewayState } from '../context';
 import { takeStreamSlot } from '../text-proxy-route';
+import { sleepUnlessAborted } from '../../system/abortable-sleep';
 
 /** A comment line this often keeps proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
@@ -55,10 +56,7 @@ export function streamRecord(ctx: ParameterizedContext<GatewayState>, opts: Reco
           sent = event.data.sequence_number;
         }
         if (isStreamEnded(response)) return;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, opts.everyMs);
-          abort.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-        });
+        await sleepUnlessAborted(opts.everyMs, abort.signal);
       }
     } catch (err) {
       // The store did not answer: the response runs on; the client reconnects with starting_after.

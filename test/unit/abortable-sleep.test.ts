@@ -1,14 +1,15 @@
 /**
- * The activities' sleep between polls (src/activities/sleep-unless-cancelled.ts): it wakes, it
- * rejects with the activity's cancellation like Context.sleep, and unlike Context.sleep a
- * thousand sleeps in one activity leave nothing behind.
+ * The sleeps of loops that a signal stops (src/system/abortable-sleep.ts): they wake, an abort
+ * ends them, the activities' one rejects with the cancellation like Context.sleep, and unlike
+ * Context.sleep many sleeps on one signal leave nothing behind.
  */
+import { getEventListeners } from 'node:events';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { sleepUnlessCancelled } from '../../src/activities/sleep-unless-cancelled';
+import { sleepUnlessAborted, sleepUnlessCancelled } from '../../src/system/abortable-sleep';
 
 // A full collection on demand, without --expose-gc on jest's command line.
 v8.setFlagsFromString('--expose-gc');
@@ -51,4 +52,16 @@ test('sleeping many times in one activity keeps nothing, where Context.sleep kee
   // The SDK's: about 1.4 KB a call (Node 20). Ours: 10-20 bytes, noise.
   expect(sdks / SLEEPS).toBeGreaterThan(500);
   expect(ours / SLEEPS).toBeLessThan(100);
+});
+
+test('a loop sleeping on one signal leaves no listener on it; an abort ends the sleep early with false', async () => {
+  const stop = new AbortController();
+  for (let i = 0; i < 20; i++) expect(await sleepUnlessAborted(0, stop.signal)).toBe(true);
+  expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+  const started = Date.now();
+  const asleep = sleepUnlessAborted(60_000, stop.signal);
+  stop.abort();
+  expect(await asleep).toBe(false);
+  expect(Date.now() - started).toBeLessThan(1000);
+  expect(await sleepUnlessAborted(60_000, stop.signal)).toBe(false);
 });
