@@ -4,30 +4,32 @@
  * video requests (the polls, plus each task's submit and download). Counts stay steady where a
  * shared machine's CPU figures move by 20 %.
  */
+import { JOB_HEARTBEAT_REASONS as HEARTBEAT_REASONS, type JobHeartbeatReason as HeartbeatReason } from '../src/activities/watch-job';
 import { scrape, sumOf } from '../test/support/prometheus';
-
-export const HEARTBEAT_REASONS = ['status', 'progress', 'alive'] as const;
-export type HeartbeatReason = (typeof HEARTBEAT_REASONS)[number];
 
 export interface WatchCounts {
   heartbeats: Record<HeartbeatReason, number>;
   upstreamVideoRequests: number;
 }
 
+/** A figure for each heartbeat reason. */
+function byReason(figure: (reason: HeartbeatReason) => number): Record<HeartbeatReason, number> {
+  return Object.fromEntries(HEARTBEAT_REASONS.map((r) => [r, figure(r)])) as Record<HeartbeatReason, number>;
+}
+
 export async function watchCounts(metricsUrl: string): Promise<WatchCounts> {
   const samples = await scrape(metricsUrl);
-  const heartbeats = Object.fromEntries(HEARTBEAT_REASONS.map((reason) => [reason, sumOf(samples, 'gateway_job_heartbeats_total', { reason })])) as Record<
-    HeartbeatReason,
-    number
-  >;
-  return { heartbeats, upstreamVideoRequests: sumOf(samples, 'gateway_upstream_requests_total', { kind: 'video' }) };
+  return {
+    heartbeats: byReason((reason) => sumOf(samples, 'gateway_job_heartbeats_total', { reason })),
+    upstreamVideoRequests: sumOf(samples, 'gateway_upstream_requests_total', { kind: 'video' }),
+  };
 }
 
 /** The counts between two readings, per task. */
 export function watchCountsPerTask(before: WatchCounts, after: WatchCounts, tasks: number): WatchCounts {
   const per = (a: number, b: number) => (b - a) / tasks;
   return {
-    heartbeats: Object.fromEntries(HEARTBEAT_REASONS.map((r) => [r, per(before.heartbeats[r], after.heartbeats[r])])) as Record<HeartbeatReason, number>,
+    heartbeats: byReason((r) => per(before.heartbeats[r], after.heartbeats[r])),
     upstreamVideoRequests: per(before.upstreamVideoRequests, after.upstreamVideoRequests),
   };
 }

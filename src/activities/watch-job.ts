@@ -28,6 +28,9 @@ import { estimateProgress, nextProgress } from '../workflows/progress';
 import type { JobProgress, StoredVideoResult, WatchJobInput, WatchJobResult } from '../workflows/video-task-types';
 
 export const OUTAGE_GIVE_UP_MS = 2 * 60 * 60 * 1000;
+/** Why a heartbeat went out: the `reason` of gateway_job_heartbeats_total. */
+export const JOB_HEARTBEAT_REASONS = ['status', 'progress', 'alive'] as const;
+export type JobHeartbeatReason = (typeof JOB_HEARTBEAT_REASONS)[number];
 export const STORE_ATTEMPTS = 20;
 
 export interface JobWatchOptions {
@@ -55,7 +58,7 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
   // and a resumed attempt's last details stay on the server until this one sends its own.
   let sentAt = Date.now();
   let sent = at;
-  const beat = (reason: 'status' | 'progress' | 'alive') => {
+  const beat = (reason: JobHeartbeatReason) => {
     sent = at;
     sentAt = Date.now();
     ctx.heartbeat(at);
