@@ -267,6 +267,8 @@ test('the dev server runs but does not answer (SIGSTOP): killed after SUPERVISOR
   orphans.push(wedged);
   process.kill(wedged, 'SIGSTOP');
   await waitFor('the wedged server killed', async () => !isDevServer(wedged), 90_000, 200);
+  // The gateway logs before it kills, but pino writes on a later tick: the line may land after the kill.
+  await waitFor('the kill logged', async () => /the temporal dev server runs but does not answer; killing it/.test(logOf(main)), 10_000, 100);
   expect(logOf(main)).toMatch(/the temporal dev server runs but does not answer; killing it/);
   const task = await waitFor(
     'creates answer again',
