@@ -31,15 +31,20 @@ export interface CreateWave {
   errors: number;
 }
 
+/** The models of a create wave unless told otherwise: one per simulated video protocol (Veo, OpenAI videos). */
+export const WAVE_MODELS = ['vidgen3', 'motion-2'] as const;
+
 /**
- * n JSON creates (vidgen3 and motion-2 alternating) by `concurrency` clients; `rate` > 0 paces
- * them at that many per second. `label` goes into the prompts, to tell runs apart in logs.
+ * n JSON creates (`models` in turn, vidgen3 and motion-2 by default) by `concurrency` clients;
+ * `rate` > 0 paces them at that many per second. `label` goes into the prompts, to tell runs
+ * apart in logs.
  */
 export async function createWave(
   api: string,
   auth: Record<string, string>,
-  args: { n: number; concurrency: number; jobMs: number; rate: number; label: string },
+  args: { n: number; concurrency: number; jobMs: number; rate: number; label: string; models?: readonly string[] },
 ): Promise<CreateWave> {
+  const models = args.models ?? WAVE_MODELS;
   const wave: CreateWave = { ids: [], latencies: [], seconds: 0, errors: 0 };
   const startedAt = performance.now();
   await pool(
@@ -51,7 +56,7 @@ export async function createWave(
       const res = await fetch(`${api}/v1/video/create`, {
         method: 'POST',
         headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: i % 2 ? 'motion-2' : 'vidgen3', prompt: `bench ${args.label}/${i} [sim:ms=${args.jobMs}]`, images: [] }),
+        body: JSON.stringify({ model: models[i % models.length], prompt: `bench ${args.label}/${i} [sim:ms=${args.jobMs}]`, images: [] }),
       });
       const body = (await res.json()) as { id?: string };
       wave.latencies.push(performance.now() - t0);

@@ -1,7 +1,7 @@
 /**
  * npm run bench:video -- [--tasks 100,1000] [--job-ms 30000] [--poll-ms 2000] [--concurrency 50] [--query-seconds 10] [--query-rate 100]
  *                         [--billing on|off] [--gateway <checkout>]
- *                         [--create-rate <tasks/s>] [--cpu-prof <dir>] [--one-process [--eager-start]]
+ *                         [--create-rate <tasks/s>] [--models vidgen3,motion-2] [--cpu-prof <dir>] [--one-process [--eager-start]]
  *
  * Drives N video tasks through the real stack (Temporal dev server, worker and API as
  * separate processes, provider simulator) and prints, per N tasks in flight:
@@ -24,6 +24,8 @@
  * `--create-rate` paces the /v1/video/create wave (unpaced by default): the completion lag of
  * a wave depends on how tightly it arrives, so two builds whose create rates differ are
  * compared on lag only with the same pace.
+ * `--models` names the create wave's models, taken in turn (vidgen3 and motion-2 by default: one
+ * per simulated video protocol).
  * `--cpu-prof <dir>` writes CPU profiles of the API and worker processes there (node
  * --cpu-prof, written when they exit), to see where their time goes under load.
  */
@@ -44,7 +46,7 @@ import { cpuPerItem, cpuSnapshot, formatCpu, type CpuGroups } from './cpu';
 import { statusMiB } from './proc-stats';
 import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
-import { chatStreamBurst, completionLags, createWave, percentile, pool, statusReads, statusReadsAtRate, type CompletionLag } from './video-load';
+import { chatStreamBurst, completionLags, createWave, percentile, pool, statusReads, statusReadsAtRate, WAVE_MODELS, type CompletionLag } from './video-load';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { formatWatchCounts, watchCounts, watchCountsPerTask } from './watch-counts';
 
@@ -63,6 +65,8 @@ interface Options {
   createRate: number;
   /** Where the API and worker write CPU profiles; none when empty. */
   cpuProfDir: string;
+  /** The models of the create wave, in turn. */
+  models: string[];
   /**
    * The API and the worker in one process, as `npm start` runs them (dist/src/main.js on the
    * bench's dev server, simulator and database).
@@ -90,6 +94,7 @@ function parseArgs(argv: string[]): Options {
     gateway: path.resolve(get('gateway', projectRoot())),
     createRate: Number(get('create-rate', '0')),
     cpuProfDir: get('cpu-prof', ''),
+    models: get('models', WAVE_MODELS.join(',')).split(','),
     oneProcess: argv.includes('--one-process'),
     eagerStart: argv.includes('--eager-start'),
   };
@@ -207,7 +212,14 @@ async function main(): Promise<void> {
     const cpu = () => cpuSnapshot({ ...gatewayPids, simulator: simulatorProc.proc.pid }, { temporal: 'temporal', postgres: 'postgres' });
     const cpuBeforeCreates = cpu();
     const watchBefore = await readWatchCounts();
-    const wave = await createWave(api, auth, { n, concurrency: opts.concurrency, jobMs: opts.jobMs, rate: opts.createRate, label: String(n) });
+    const wave = await createWave(api, auth, {
+      n,
+      concurrency: opts.concurrency,
+      jobMs: opts.jobMs,
+      rate: opts.createRate,
+      label: String(n),
+      models: opts.models,
+    });
     const { ids, latencies: createLatencies, errors: createErrors } = wave;
     const createSeconds = wave.seconds;
     const cpuCreates = cpuPerItem(cpuBeforeCreates, cpu(), n);

@@ -98,6 +98,7 @@ export async function createGatewayWorker(
     settleCompleted: (taskId) => billing.completeTask(taskId),
     progressEveryMs: env.PROGRESS_UPDATE_MS,
     progressStep: env.PROGRESS_UPDATE_STEP,
+    log: logger,
   });
   // Completion webhooks: the announce step starts delivery workflows on this task queue. The
   // signer is the API's (same secret, from the environment or the data directory), so the

@@ -31,7 +31,10 @@ import {
   type WatchJobInput,
   type WatchJobResult,
 } from '../workflows/video-task-types';
-import { watchJob } from './watch-job';
+import { pollAfterSleep, watchJob, type JobWatchSteps } from './watch-job';
+import { ChannelPoller } from './channel-poller';
+import { metrics } from '../metrics/metrics';
+import type { Logger } from '../log';
 import type { PromptEnhancer } from './prompt-enhancer';
 import { DEFAULT_AVATAR_PNG } from '../files/default-avatar';
 
@@ -52,6 +55,8 @@ export interface VideoActivityDeps {
   progressEveryMs: number;
   /** ... and once it has moved at least this many points (watch-job.ts). */
   progressStep: number;
+  /** Where what concerns a channel rather than one task goes (a provider that refuses to list its jobs). */
+  log?: Logger;
 }
 
 type StoredImageRef = Extract<ImageRef, { kind: 'stored' }>;
@@ -148,6 +153,7 @@ export async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
 export function createVideoActivities(deps: VideoActivityDeps) {
   const byName = new Map(deps.channels.map((c) => [c.name, c]));
   const clients = new Map<string, VideoUpstream>();
+  const pollers = new Map<string, ChannelPoller>();
 
   function client(name: string): VideoUpstream {
     const channel = byName.get(name);
@@ -158,6 +164,37 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       clients.set(name, c);
     }
     return c;
+  }
+
+  /**
+   * How a watching step polls its job: through the channel's poller where the channel polls by
+   * list and its provider has one, else with a request of its own (counted alike on
+   * gateway_job_polls_total).
+   */
+  function jobPoll(name: string, jobId: string): JobWatchSteps['poll'] {
+    const upstream = client(name);
+    const channel = byName.get(name);
+    const list = upstream.listJobs?.bind(upstream);
+    if (!channel?.pollByList || !list) {
+      return pollAfterSleep(() => {
+        metrics.jobPolls.inc({ channel: name, via: 'single' });
+        return upstream.poll(jobId);
+      });
+    }
+    let poller = pollers.get(name);
+    if (!poller) {
+      poller = new ChannelPoller({
+        periodMs: channel.pollMs,
+        poll: (id) => upstream.poll(id),
+        listJobs: list,
+        onListRefused: (err) =>
+          deps.log?.warn({ channel: name, err: err.message }, 'the provider refused to list its jobs: this channel polls them one by one from now on'),
+        onAnswered: (via, jobs) => metrics.jobPolls.inc({ channel: name, via }, jobs),
+      });
+      pollers.set(name, poller);
+    }
+    const shared = poller;
+    return (afterMs, signal) => shared.pollAfter(jobId, afterMs, signal);
   }
 
   /**
@@ -364,11 +401,10 @@ export function createVideoActivities(deps: VideoActivityDeps) {
 
     /** Polls the job until it ends and stores its file, in one step whatever its length (watch-job.ts). */
     async watchVideoJob(input: WatchJobInput): Promise<WatchJobResult> {
-      const upstream = client(input.channel);
       return watchJob(
         input,
         {
-          poll: () => upstream.poll(input.jobId),
+          poll: jobPoll(input.channel, input.jobId),
           store: (download, beat) => storeFile(input.taskId, input.channel, download, () => beat()),
           asFailure,
         },

@@ -1,8 +1,9 @@
 /**
  * The step that watches an upstream job to its end and stores its file: it polls every pollMs
- * inside one activity, so the task's history holds this step once however many polls the job
- * takes (a timer and a poll per interval cost the server a workflow task and about seven
- * history events each), and the download needs no step of its own.
+ * (itself, or through its channel's poller: channel-poller.ts) inside one activity, so the
+ * task's history holds this step once however many polls the job takes (a timer and a poll per
+ * interval cost the server a workflow task and about seven history events each), and the
+ * download needs no step of its own.
  *
  * Progress goes out as heartbeat details, which the server keeps and status reads overlay on
  * the memo (tasks/job-progress.ts). Each heartbeat is a write on the server (measured: ~2 ms of
@@ -41,12 +42,24 @@ export interface JobWatchOptions {
 }
 
 export interface JobWatchSteps {
-  /** Asks the provider once. */
-  poll(): Promise<PollResult>;
+  /**
+   * Waits about `afterMs`, then asks the provider once (pollAfterSleep, or a channel poller,
+   * which may ask up to a quarter interval sooner); rejects with the signal's reason when it
+   * aborts meanwhile.
+   */
+  poll(afterMs: number, signal: AbortSignal): Promise<PollResult>;
   /** Stores the finished file (and settles the charge); `beat` is called as bytes arrive. */
   store(download: DownloadRef, beat: () => void): Promise<StoredVideoResult>;
   /** Turns what poll throws into the workflow's terms. */
   asFailure(err: unknown): unknown;
+}
+
+/** A poll that asks for its own job: sleeps `afterMs`, then asks. */
+export function pollAfterSleep(ask: () => Promise<PollResult>): JobWatchSteps['poll'] {
+  return async (afterMs, signal) => {
+    await sleepUnlessCancelled(signal, afterMs);
+    return ask();
+  };
 }
 
 export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts: JobWatchOptions): Promise<WatchJobResult> {
@@ -72,12 +85,13 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
   let waitMs = input.pollMs;
   for (;;) {
     if (Date.now() > input.deadline) return { phase: 'timeout', last: at };
-    // Cancellation-aware: a cancelled task stops here (the cancel arrives with a heartbeat's answer).
-    await sleepUnlessCancelled(ctx.cancellationSignal, Math.min(waitMs, Math.max(0, input.deadline - Date.now()) + 1));
+    const afterMs = Math.min(waitMs, Math.max(0, input.deadline - Date.now()) + 1);
     waitMs = input.pollMs;
     let result: PollResult;
     try {
-      result = await steps.poll();
+      // Cancellation-aware: a cancelled task stops here (the cancel arrives with a heartbeat's
+      // answer), its CancelledFailure passing through asFailure unchanged.
+      result = await steps.poll(afterMs, ctx.cancellationSignal);
       outageSince = undefined;
     } catch (err) {
       if (!(err instanceof UpstreamError) || err.kind === 'rejected') throw steps.asFailure(err);

@@ -15,6 +15,9 @@ import { identityModels, type ShortcutChannel } from '../providers/provider';
 /** Submit attempts on a channel before failover to the next one (channels file `submit_attempts`). */
 export const DEFAULT_SUBMIT_ATTEMPTS = 3;
 
+/** How often a real provider's running jobs are polled unless UPSTREAM_POLL_MS or a channel says otherwise. */
+const REAL_POLL_MS = 10_000;
+
 const common = {
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, - and _'),
   base_url: z.url({ protocol: /^https?$/ }),
@@ -32,20 +35,31 @@ const common = {
   weight: z.number().int().min(1).max(1000).default(1),
 };
 
-const videoChannelSchema = z.strictObject({
-  ...common,
-  type: z.enum(VIDEO_CHANNEL_TYPES),
-  poll_ms: z.number().int().min(50).max(600_000).optional(),
-  /** A rough job length; progress of providers that report none is estimated from it. */
-  expected_job_seconds: z.number().min(1).max(86_400).default(90),
-  /** openai-videos: send the gateway's extension fields (watermark, private, characters). */
-  send_extensions: z.boolean().default(true),
-  /**
-   * How many times a task's submit is tried on this channel before it goes to the next channel
-   * serving its model (only when there is one and the provider surely took no job).
-   */
-  submit_attempts: z.number().int().min(1).max(20).default(DEFAULT_SUBMIT_ATTEMPTS),
-});
+const videoChannelSchema = z
+  .strictObject({
+    ...common,
+    type: z.enum(VIDEO_CHANNEL_TYPES),
+    poll_ms: z.number().int().min(50).max(600_000).optional(),
+    /** A rough job length; progress of providers that report none is estimated from it. */
+    expected_job_seconds: z.number().min(1).max(86_400).default(90),
+    /** openai-videos: send the gateway's extension fields (watermark, private, characters). */
+    send_extensions: z.boolean().default(true),
+    /**
+     * openai-videos: poll running jobs by listing them (GET /v1/videos, a hundred per request)
+     * rather than one request per job; default UPSTREAM_POLL_BY_LIST.
+     */
+    poll_by_list: z.boolean().optional(),
+    /**
+     * How many times a task's submit is tried on this channel before it goes to the next channel
+     * serving its model (only when there is one and the provider surely took no job).
+     */
+    submit_attempts: z.number().int().min(1).max(20).default(DEFAULT_SUBMIT_ATTEMPTS),
+  })
+  .refine((c) => c.type === 'openai-videos' || c.poll_by_list === undefined, {
+    // Veo's operations can only be read one by one.
+    message: 'poll_by_list is a setting of openai-videos channels only (their provider lists its jobs)',
+    path: ['poll_by_list'],
+  });
 
 const textChannelSchema = z
   .strictObject({
@@ -78,6 +92,8 @@ export interface VideoChannel {
   pollMs: number;
   expectedJobMs: number;
   sendExtensions: boolean;
+  /** Running jobs are polled by listing the channel's jobs, where its provider lists them (activities/channel-poller.ts). */
+  pollByList: boolean;
   /** Submit attempts here before the task may fail over to the next channel. */
   submitAttempts: number;
   simulated: boolean;
@@ -118,7 +134,8 @@ export const SIMULATOR_API_KEY = 'sim-key';
 const trimUrl = (url: string) => url.replace(/\/+$/, '');
 const trimmed = (c: ShortcutChannel): ShortcutChannel => ({ ...c, baseUrl: trimUrl(c.baseUrl) });
 
-function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): Channel[] {
+function fromFile(file: string, env: NodeJS.ProcessEnv, e: Config['env']): Channel[] {
+  const defaultPollMs = e.UPSTREAM_POLL_MS ?? REAL_POLL_MS;
   let raw: unknown;
   try {
     raw = YAML.parse(fs.readFileSync(file, 'utf8'));
@@ -152,6 +169,7 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, defaultPollMs: number): 
       pollMs: c.poll_ms ?? defaultPollMs,
       expectedJobMs: c.expected_job_seconds * 1000,
       sendExtensions: c.send_extensions,
+      pollByList: c.poll_by_list ?? e.UPSTREAM_POLL_BY_LIST,
       submitAttempts: c.submit_attempts,
     };
   });
@@ -172,10 +190,10 @@ export function simulatorUrl(config: Config): string {
  */
 export function loadChannels(config: Config, env: NodeJS.ProcessEnv = process.env): Channel[] {
   const e = config.env;
-  const realPollMs = e.UPSTREAM_POLL_MS ?? 10_000;
-  const channels: Channel[] = e.CHANNELS_FILE ? fromFile(e.CHANNELS_FILE, env, realPollMs) : [];
+  const realPollMs = e.UPSTREAM_POLL_MS ?? REAL_POLL_MS;
+  const channels: Channel[] = e.CHANNELS_FILE ? fromFile(e.CHANNELS_FILE, env, e) : [];
   // The env shortcuts, in the registry's order: video providers, then text providers.
-  const base = { priority: 0, weight: 1, pollMs: realPollMs, expectedJobMs: 90_000, simulated: false };
+  const base = { priority: 0, weight: 1, pollMs: realPollMs, expectedJobMs: 90_000, pollByList: e.UPSTREAM_POLL_BY_LIST, simulated: false };
   for (const p of VIDEO_PROVIDERS) {
     const c = p.fromEnv(e);
     if (c)

@@ -220,6 +220,8 @@ export const envSchema = z.object({
   /** An API process silent this long is dead: any other settles its text holds in full. */
   TEXT_HOLD_ORPHAN_SECONDS: int(3, 86_400).default(60),
   UPSTREAM_POLL_MS: int(50, 600_000).optional(),
+  /** openai-videos channels poll their running jobs by listing them, unless a channel's poll_by_list says otherwise. */
+  UPSTREAM_POLL_BY_LIST: bool.default(false),
   /** A running job's progress reaches status reads at most this often (each update is a write on Temporal). */
   PROGRESS_UPDATE_MS: int(100, 600_000).default(10_000),
   /** ... and once it has moved this many points: at most 100 / this updates whatever the job's length. */

@@ -97,6 +97,12 @@ export const metrics = {
     labelNames: ['reason'] as const,
     registers: [registry],
   }),
+  jobPolls: new Counter({
+    name: 'gateway_job_polls_total',
+    help: 'Polls of running upstream video jobs, by channel and by how they were answered: list (a page of the channel poller answered many) or single (a request for the job).',
+    labelNames: ['channel', 'via'] as const,
+    registers: [registry],
+  }),
   charges: new Counter({
     name: 'gateway_billing_charges_total',
     help: 'Charges written to the ledger, by kind (video, character, text).',

@@ -4,6 +4,13 @@ import type { TaskError } from '../tasks/task';
 export type PollResult =
   { phase: 'queued' | 'running'; progress: number | null } | { phase: 'succeeded'; download: DownloadRef } | { phase: 'failed'; error: TaskError };
 
+/** One page of a channel's jobs, newest first: what `listJobs` answers. */
+export interface JobPage {
+  jobs: Array<{ id: string; result: PollResult }>;
+  /** The cursor of the next page, or null on the last one. */
+  next: string | null;
+}
+
 /** Where the finished file is; `authorized` means the request must carry the channel key. */
 export interface DownloadRef {
   url: string;
@@ -35,6 +42,11 @@ export interface VideoUpstream {
   /** Starts the upstream job; returns the provider's job id. */
   submit(input: SubmitInput): Promise<string>;
   poll(jobId: string): Promise<PollResult>;
+  /**
+   * One page of the channel's jobs, newest first, where the provider lists them: lets one
+   * request answer the polls of many jobs (activities/channel-poller.ts).
+   */
+  listJobs?(after: string | undefined): Promise<JobPage>;
   /** The finished file as a streaming response (redirects followed, key not leaked to them). */
   download(ref: DownloadRef): Promise<Response>;
   createCharacter?(name: string, clip: Buffer, options: { timestamps?: string; selfPortrait?: boolean }): Promise<{ id: string; name: string }>;

@@ -82,6 +82,7 @@ describe('no provider credentials: the simulator', () => {
       pollMs: 1000,
       expectedJobMs: 20_000,
       sendExtensions: true,
+      pollByList: false,
       submitAttempts: 3,
       simulated: true,
     });
@@ -96,6 +97,7 @@ describe('no provider credentials: the simulator', () => {
       pollMs: 1000,
       expectedJobMs: 20_000,
       sendExtensions: true,
+      pollByList: false,
       submitAttempts: 3,
       simulated: true,
     });
@@ -143,6 +145,7 @@ describe('env shortcuts', () => {
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: false,
+        pollByList: false,
         submitAttempts: 3,
         simulated: false,
       },
@@ -174,6 +177,7 @@ describe('env shortcuts', () => {
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: true,
+        pollByList: false,
         submitAttempts: 3,
         simulated: false,
       },
@@ -249,6 +253,7 @@ describe('CHANNELS_FILE', () => {
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: true,
+        pollByList: false,
         submitAttempts: 3,
         simulated: false,
       },
@@ -263,6 +268,7 @@ describe('CHANNELS_FILE', () => {
         pollMs: 500,
         expectedJobMs: 45_000,
         sendExtensions: true,
+        pollByList: false,
         submitAttempts: 5,
         simulated: false,
       },
@@ -277,6 +283,7 @@ describe('CHANNELS_FILE', () => {
         pollMs: 10_000,
         expectedJobMs: 90_000,
         sendExtensions: false,
+        pollByList: false,
         submitAttempts: 3,
         simulated: false,
       },
@@ -356,6 +363,32 @@ describe('CHANNELS_FILE', () => {
     expect(channelsFor(list, 'vidgen2').map((c) => c.baseUrl)).toEqual(['https://v.test']);
   });
 
+  test('poll_by_list: UPSTREAM_POLL_BY_LIST is the default of every video channel, a file channel may set its own', () => {
+    const file = writeFile(
+      'json',
+      JSON.stringify({
+        channels: [
+          { name: 'listed', type: 'openai-videos', base_url: 'https://m.test', api_key: 'k', models: ['motion-2'], poll_by_list: true },
+          { name: 'single', type: 'openai-videos', base_url: 'https://n.test', api_key: 'k', models: ['motion-2'], poll_by_list: false },
+          { name: 'default', type: 'openai-videos', base_url: 'https://o.test', api_key: 'k', models: ['motion-2'] },
+        ],
+      }),
+    );
+    const byName = (env: Env) => Object.fromEntries(channels(env).map((c) => [c.name, c.pollByList]));
+    expect(byName({ CHANNELS_FILE: file })).toEqual({ listed: true, single: false, default: false });
+    expect(byName({ CHANNELS_FILE: file, UPSTREAM_POLL_BY_LIST: 'true', OPENAI_VIDEOS_BASE_URL: 'https://v.test', OPENAI_VIDEOS_API_KEY: 'o' })).toEqual({
+      listed: true,
+      single: false,
+      default: true,
+      'openai-videos': true,
+    });
+    expect(channels({ UPSTREAM_POLL_BY_LIST: '1' }).map((c) => [c.name, c.pollByList])).toEqual([
+      ['sim-veo', true],
+      ['sim-openai-videos', true],
+    ]);
+    expect(configError(() => channels({ UPSTREAM_POLL_BY_LIST: 'sometimes' })).message).toMatch(/UPSTREAM_POLL_BY_LIST/);
+  });
+
   test('env shortcuts are added after the file channels', () => {
     const file = writeFile(
       'json',
@@ -394,6 +427,7 @@ describe('CHANNELS_FILE', () => {
     ['invalid JSON', () => writeFile('json', '{"channels": [ {"name": "c1", }'), /at line 1, column \d+/],
     ['a base_url with another scheme', () => writeFile('json', JSON.stringify({ channels: [channel({ base_url: 'ftp://x.test' })] })), /base_url/],
     ['poll_ms below 50', () => writeFile('json', JSON.stringify({ channels: [channel({ poll_ms: 10 })] })), /poll_ms/],
+    ['poll_by_list on a gemini-veo channel', () => writeFile('json', JSON.stringify({ channels: [channel({ poll_by_list: true })] })), /poll_by_list/],
     ['submit_attempts of 0', () => writeFile('json', JSON.stringify({ channels: [channel({ submit_attempts: 0 })] })), /submit_attempts/],
     ['an upper-case channel name', () => writeFile('json', JSON.stringify({ channels: [channel({ name: 'Main' })] })), /name/],
   ])('%s is a ConfigError naming the file', (_what, make, detail) => {

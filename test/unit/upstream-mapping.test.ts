@@ -1,5 +1,5 @@
 import { fromVeoOperation, toVeoRequest } from '../../src/providers/gemini-veo/mapping';
-import { fromOpenAiVideo, toVideoForm } from '../../src/providers/openai-videos/mapping';
+import { fromOpenAiVideo, fromOpenAiVideoPage, toVideoForm } from '../../src/providers/openai-videos/mapping';
 import type { SubmitInput } from '../../src/providers/video-upstream';
 
 const png = { mimeType: 'image/png', bytes: Buffer.from('png-bytes') };
@@ -101,5 +101,37 @@ describe('OpenAI videos', () => {
     ],
   ])('%j', (video, expected) => {
     expect(fromOpenAiVideo(video, 'C')).toEqual(expected);
+  });
+});
+
+describe('OpenAI videos list page -> jobs and the next cursor', () => {
+  const url = (id: string) => `https://u.test/v1/videos/${id}/content`;
+
+  test('each entry read on its own: one the gateway cannot read is left out, not the page', () => {
+    const page = fromOpenAiVideoPage(
+      {
+        data: [
+          { id: 'a', object: 'video', status: 'in_progress', progress: 40 },
+          { id: 'b', status: 'teleporting' },
+          { id: 'c', status: 'completed', progress: 100 },
+        ],
+        has_more: true,
+        last_id: 'c',
+      },
+      url,
+    );
+    expect(page).toEqual({
+      jobs: [
+        { id: 'a', result: { phase: 'running', progress: 40 } },
+        { id: 'c', result: { phase: 'succeeded', download: { url: url('c') } } },
+      ],
+      next: 'c',
+    });
+  });
+
+  test('the last page has no cursor; a page without last_id continues from its last entry', () => {
+    expect(fromOpenAiVideoPage({ data: [{ id: 'a', status: 'queued' }], has_more: false, last_id: 'a' }, url).next).toBeNull();
+    expect(fromOpenAiVideoPage({ data: [{ id: 'a', status: 'queued' }], has_more: true }, url).next).toBe('a');
+    expect(fromOpenAiVideoPage({ data: [], has_more: true, last_id: null }, url).next).toBeNull();
   });
 });

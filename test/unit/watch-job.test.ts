@@ -4,7 +4,7 @@
  * a hundred, and a job ten times as long must not send ten times the progress.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { watchJob } from '../../src/activities/watch-job';
+import { pollAfterSleep, watchJob } from '../../src/activities/watch-job';
 import { metrics } from '../../src/metrics/metrics';
 import type { PollResult } from '../../src/providers/video-upstream';
 import type { JobProgress, WatchJobInput, WatchJobResult } from '../../src/workflows/video-task-types';
@@ -45,11 +45,11 @@ async function watch(opts: WatchOptions): Promise<{ beats: JobProgress[]; polls:
     watchJob(
       input(),
       {
-        poll: async (): Promise<PollResult> => {
+        poll: pollAfterSleep(async (): Promise<PollResult> => {
           polls++;
           if (polls > last) return { phase: 'succeeded', download: { url: 'http://upstream.invalid/job_1.mp4' } };
           return { phase: 'running', progress: Math.min(95, Math.ceil(polls / pollsPerPoint)) };
-        },
+        }),
         store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
         asFailure: (err) => err,
       },

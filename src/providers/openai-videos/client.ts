@@ -1,8 +1,11 @@
 import type { VideoChannel } from '../../config/channels';
 import type { UpstreamTimeouts } from '../provider';
 import { getUpstreamJson, readJson, upstreamFetch, UpstreamError } from '../http';
-import type { DownloadRef, PollResult, SubmitInput, VideoUpstream } from '../video-upstream';
-import { fromOpenAiVideo, openAiCharacter, openAiVideo, openAiVideoDeleted, toVideoForm } from './mapping';
+import type { DownloadRef, JobPage, PollResult, SubmitInput, VideoUpstream } from '../video-upstream';
+import { fromOpenAiVideo, fromOpenAiVideoPage, openAiCharacter, openAiVideo, openAiVideoDeleted, openAiVideoPage, toVideoForm } from './mapping';
+
+/** The most `GET /v1/videos` returns in one page. */
+const LIST_PAGE_JOBS = 100;
 
 export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTimeouts): VideoUpstream {
   const timeoutMs = timeouts.requestMs;
@@ -25,6 +28,13 @@ export function openAiVideosClient(channel: VideoChannel, timeouts: UpstreamTime
     async poll(jobId: string): Promise<PollResult> {
       const url = `${channel.baseUrl}/v1/videos/${encodeURIComponent(jobId)}`;
       return fromOpenAiVideo(await getUpstreamJson('videos retrieve', url, auth, timeouts.pollMs, channel.name, openAiVideo), contentUrl(jobId));
+    },
+
+    async listJobs(after: string | undefined): Promise<JobPage> {
+      const query = new URLSearchParams({ limit: String(LIST_PAGE_JOBS), order: 'desc' });
+      if (after !== undefined) query.set('after', after);
+      const page = await getUpstreamJson('videos list', `${channel.baseUrl}/v1/videos?${query}`, auth, timeouts.pollMs, channel.name, openAiVideoPage);
+      return fromOpenAiVideoPage(page, contentUrl);
     },
 
     async download(ref: DownloadRef) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PollResult, SubmitInput } from '../video-upstream';
+import type { JobPage, PollResult, SubmitInput } from '../video-upstream';
 
 /** OpenAI-style Videos API (upstreams.md section 1): pure request/response mapping. */
 
@@ -48,6 +48,26 @@ export function fromOpenAiVideo(video: z.output<typeof openAiVideo>, contentUrl:
         },
       };
   }
+}
+
+/**
+ * GET /v1/videos's answer. Its entries are checked one by one (fromOpenAiVideoPage): one the
+ * gateway cannot read leaves that job to its own poll rather than failing the page.
+ */
+export const openAiVideoPage = z.object({
+  data: z.array(z.unknown()),
+  has_more: z.boolean().nullish(),
+  last_id: z.string().nullish(),
+});
+
+export function fromOpenAiVideoPage(page: z.output<typeof openAiVideoPage>, contentUrl: (id: string) => string): JobPage {
+  const jobs: JobPage['jobs'] = [];
+  for (const entry of page.data) {
+    const video = openAiVideo.safeParse(entry);
+    if (video.success) jobs.push({ id: video.data.id, result: fromOpenAiVideo(video.data, contentUrl(video.data.id)) });
+  }
+  const lastId = page.last_id ?? jobs[jobs.length - 1]?.id ?? null;
+  return { jobs, next: page.has_more && lastId ? lastId : null };
 }
 
 export const openAiCharacter = z.object({ id: z.string().min(1), name: z.string().nullish() });
