@@ -9,9 +9,10 @@
  * made a long job's cost grow with its number of polls.
  *
  * What the list does not show is still asked job by job, so a job is never left unanswered:
- * - a job beyond the pages read (a sweep reads at most SCAN_FACTOR entries per job watched, so
- *   a provider key shared with much other traffic, or one very old job, cannot make it read the
- *   whole history), or one the list leaves out (a provider's list that lags its jobs);
+ * - a job beyond the pages read: a sweep reads at most SCAN_FACTOR entries per job watched (a
+ *   provider key shared with much other traffic, or one very old job, cannot make it read the
+ *   whole history), and for at most a quarter interval (pages come one after another);
+ * - a job the list leaves out (a provider's list that lags its jobs);
  * - every job of a channel whose provider refuses the list itself (a 4xx on its first page: a
  *   compatible provider without the endpoint). The poller then stops listing for good and says
  *   so once, through `onListRefused`.
@@ -32,8 +33,11 @@ export const SCAN_FACTOR = 4;
  * workflow tasks behind each other), for four times the list pages of one sweep per interval.
  */
 export const SWEEPS_PER_PERIOD = 4;
-/** Jobs asked one by one at once, in a sweep. */
-const SINGLE_POLLS_AT_ONCE = 16;
+/**
+ * Jobs asked one by one at once, in a sweep: as many requests in flight as a worker's own
+ * watching steps would have when a provider's list shows nothing.
+ */
+const SINGLE_POLLS_AT_ONCE = 64;
 
 export interface ChannelPollerDeps {
   /** The channel's poll interval: sweeps start at most SWEEPS_PER_PERIOD times per period. */
@@ -160,12 +164,18 @@ export class ChannelPoller {
   }
 
   /** Answers (and takes out of `batch`) the jobs the list shows; throws a list's outage. */
+  /**
+   * Pages are read one after another (each needs the last one's cursor), so a long list costs a
+   * sweep its length times a round trip: once it has read for a gap, the sweep stops and asks the
+   * jobs still due one by one, so a slow list delays a poll by at most a quarter interval.
+   */
   private async answerFromList(batch: Batch, budget: number): Promise<void> {
+    const stopAt = Date.now() + this.gapMs;
     let read = 0;
     let after: string | undefined;
     let answered = 0;
     try {
-      while (batch.size > 0 && read < budget) {
+      while (batch.size > 0 && read < budget && (read === 0 || Date.now() < stopAt)) {
         const page = await this.deps.listJobs(after);
         read += Math.max(1, page.jobs.length);
         for (const job of page.jobs) {

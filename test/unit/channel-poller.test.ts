@@ -18,6 +18,8 @@ class FakeChannel {
   singles: string[] = [];
   listFails: UpstreamError | null = null;
   ignoresCursor = false;
+  /** How long each page takes to come. */
+  pageMs = 0;
 
   constructor(count: number, prefix = 'job') {
     for (let i = count - 1; i >= 0; i--) this.jobs.push(`${prefix}_${i}`);
@@ -25,6 +27,7 @@ class FakeChannel {
 
   async listJobs(after: string | undefined): Promise<JobPage> {
     this.pages++;
+    if (this.pageMs > 0) await new Promise((r) => setTimeout(r, this.pageMs));
     if (this.listFails) throw this.listFails;
     const from = after === undefined || this.ignoresCursor ? 0 : this.jobs.indexOf(after) + 1;
     const ids = this.jobs.slice(from, from + PAGE);
@@ -42,7 +45,7 @@ class FakeChannel {
   }
 }
 
-function pollerOf(channel: FakeChannel, periodMs = 20) {
+function pollerOf(channel: FakeChannel, periodMs = 1000) {
   const refused: UpstreamError[] = [];
   const answered = { list: 0, single: 0 };
   const poller = new ChannelPoller({
@@ -87,6 +90,19 @@ test('jobs the list does not show within SCAN_FACTOR entries per job watched are
   expect(channel.pages).toBe(Math.ceil((6 * SCAN_FACTOR) / PAGE));
   expect(channel.singles.sort()).toEqual([...old, missing].sort());
   expect(answered).toEqual({ list: 3, single: 3 });
+});
+
+test('a slow list is read for a quarter interval at most; the jobs still due are asked one by one', async () => {
+  const channel = new FakeChannel(1000);
+  channel.pageMs = 40;
+  const { poller, answered } = pollerOf(channel, 400);
+  const results = await Promise.all(channel.jobs.map((id) => poller.pollAfter(id, 0, signal())));
+  expect(results).toEqual(channel.jobs.map((id) => running(channel.progressOf(id))));
+  // Pages at 0-40 ms and 40-80 ms; the third would start past the 100 ms gap.
+  expect(channel.pages).toBeGreaterThanOrEqual(2);
+  expect(channel.pages).toBeLessThanOrEqual(3);
+  expect(answered).toEqual({ list: channel.pages * PAGE, single: 1000 - channel.pages * PAGE });
+  expect(channel.singles).toHaveLength(1000 - channel.pages * PAGE);
 });
 
 test('a provider that refuses the list is polled job by job from then on, and said so once', async () => {
