@@ -163,11 +163,11 @@ export class ChannelPoller {
     }
   }
 
-  /** Answers (and takes out of `batch`) the jobs the list shows; throws a list's outage. */
   /**
-   * Pages are read one after another (each needs the last one's cursor), so a long list costs a
-   * sweep its length times a round trip: once it has read for a gap, the sweep stops and asks the
-   * jobs still due one by one, so a slow list delays a poll by at most a quarter interval.
+   * Answers (and takes out of `batch`) the jobs the list shows; throws a list's outage. Pages are
+   * read one after another (each needs the last one's cursor), so a long list costs a sweep its
+   * length times a round trip: once it has read for a gap, the sweep stops and leaves the jobs
+   * still due to be asked one by one, so a slow list delays a poll by at most a quarter interval.
    */
   private async answerFromList(batch: Batch, budget: number): Promise<void> {
     const stopAt = Date.now() + this.gapMs;
