@@ -28,9 +28,10 @@ import { UpstreamError } from '../providers/http';
 export const SCAN_FACTOR = 4;
 /**
  * Sweeps per poll interval. Each job is still asked once per interval, on its own schedule, by
- * the first sweep within a quarter interval before it is due: completions are seen spread over
- * the interval as with per-job polls, not all at one instant (which queues their downloads and
- * workflow tasks behind each other), for four times the list pages of one sweep per interval.
+ * the first sweep within a quarter interval before it is due, which holds its answer until then
+ * (answerWhenDue): completions are handled spread over the interval as with per-job polls, not
+ * all at one instant (which queues their downloads and workflow tasks behind each other), for
+ * four times the list pages of one sweep per interval.
  */
 export const SWEEPS_PER_PERIOD = 4;
 /**
@@ -68,18 +69,21 @@ export class ChannelPoller {
   private sweeping = false;
   private lastSweepAt = Number.NEGATIVE_INFINITY;
   private listing = true;
-  private readonly gapMs: number;
+  /** The jobs each sweep of the last period took: how many jobs the channel watches. */
+  private recentSweeps: { at: number; jobs: number }[] = [];
+  /** How much sooner than its due time a job may be answered: one gap between sweeps. */
+  readonly leadMs: number;
 
   constructor(private readonly deps: ChannelPollerDeps) {
-    this.gapMs = deps.periodMs / SWEEPS_PER_PERIOD;
+    this.leadMs = deps.periodMs / SWEEPS_PER_PERIOD;
   }
 
   /**
-   * A watching step's poll: the job's state as the sweep that takes it saw it, about `afterMs`
-   * from now (up to a quarter interval sooner). Rejects with the signal's reason when it aborts
-   * first (the step was cancelled).
+   * A watching step's poll: the job's state as the sweep that takes it saw it, by `dueAt` (up
+   * to `leadMs` sooner; a step hands its job over about that long before it is due). Rejects
+   * with the signal's reason when it aborts first (the step was cancelled).
    */
-  pollAfter(jobId: string, afterMs: number, signal: AbortSignal): Promise<PollResult> {
+  pollAt(jobId: string, dueAt: number, signal: AbortSignal): Promise<PollResult> {
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<PollResult>((resolve, reject) => {
       const onAbort = () => {
@@ -87,7 +91,7 @@ export class ChannelPoller {
         reject(signal.reason);
       };
       const waiter: Waiter = {
-        due: Date.now() + afterMs,
+        due: dueAt,
         resolve: (result) => {
           signal.removeEventListener('abort', onAbort);
           resolve(result);
@@ -105,11 +109,6 @@ export class ChannelPoller {
     });
   }
 
-  /** Jobs waiting for a sweep (tests). */
-  get waitingJobs(): number {
-    return this.waiting.size;
-  }
-
   /** A cancelled step's waiter leaves the sweeps to come (one under way answers nobody for it). */
   private drop(jobId: string, waiter: Waiter): void {
     const same = this.waiting.get(jobId);
@@ -122,7 +121,7 @@ export class ChannelPoller {
   /** A sweep by the time a job due at `due` must be asked: no sooner than a gap after the last one. */
   private scheduleFor(due: number): void {
     if (this.sweeping) return; // the sweep under way schedules the next when it ends
-    const at = Math.max(due - this.gapMs, this.lastSweepAt + this.gapMs);
+    const at = Math.max(due - this.leadMs, this.lastSweepAt + this.leadMs);
     if (this.timer && this.timerAt <= at) return;
     clearTimeout(this.timer);
     this.timerAt = at;
@@ -143,13 +142,20 @@ export class ChannelPoller {
     // The jobs due within the next gap; the rest wait for a later sweep.
     const batch: Batch = new Map();
     for (const [id, waiters] of this.waiting) {
-      if (waiters.some((w) => w.due <= now + this.gapMs)) {
+      if (waiters.some((w) => w.due <= now + this.leadMs)) {
         batch.set(id, waiters);
         this.waiting.delete(id);
       }
     }
-    // Every job watched may sit anywhere in the list, due now or not.
-    const watched = batch.size + this.waiting.size;
+    // Every job watched may sit anywhere in the list, due now or not. A step hands its job
+    // over only a gap before it is due, so the jobs watched are counted as those the sweeps of
+    // the last period took (each job about once), or those waiting now if more.
+    this.recentSweeps = this.recentSweeps.filter((s) => s.at > now - this.deps.periodMs);
+    this.recentSweeps.push({ at: now, jobs: batch.size });
+    const watched = Math.max(
+      batch.size + this.waiting.size,
+      this.recentSweeps.reduce((sum, s) => sum + s.jobs, 0),
+    );
     try {
       if (this.listing && batch.size > 0) await this.answerFromList(batch, watched * SCAN_FACTOR);
       await this.answerOneByOne(batch);
@@ -170,7 +176,7 @@ export class ChannelPoller {
    * still due to be asked one by one, so a slow list delays a poll by at most a quarter interval.
    */
   private async answerFromList(batch: Batch, budget: number): Promise<void> {
-    const stopAt = Date.now() + this.gapMs;
+    const stopAt = Date.now() + this.leadMs;
     let read = 0;
     let after: string | undefined;
     let answered = 0;
@@ -183,7 +189,7 @@ export class ChannelPoller {
           if (!waiters) continue;
           batch.delete(job.id);
           answered++;
-          for (const w of waiters) w.resolve(job.result);
+          for (const w of waiters) answerWhenDue(w, job.result);
         }
         // A provider that ignores the cursor would hand back the same page for ever.
         if (page.next === null || page.next === after) break;
@@ -213,7 +219,7 @@ export class ChannelPoller {
         batch.delete(id);
         try {
           const result = await this.deps.poll(id);
-          for (const w of waiters) w.resolve(result);
+          for (const w of waiters) answerWhenDue(w, result);
         } catch (err) {
           for (const w of waiters) w.reject(err);
         }
@@ -221,6 +227,18 @@ export class ChannelPoller {
     };
     await Promise.all(Array.from({ length: Math.min(SINGLE_POLLS_AT_ONCE, ids.length) }, lane));
   }
+}
+
+/**
+ * A sweep's answers reach their steps each at its own due time, not all at the sweep's instant:
+ * a step polls again pollMs after its answer, so answers handed out together would bring their
+ * jobs' next polls, and the downloads and workflow tasks of those that finished, into step
+ * with each other, in bursts of a quarter of the channel's jobs.
+ */
+function answerWhenDue(w: Waiter, result: PollResult): void {
+  const wait = w.due - Date.now();
+  if (wait <= 0) w.resolve(result);
+  else setTimeout(() => w.resolve(result), wait);
 }
 
 function settleAll(batch: Batch, settle: (w: Waiter) => void): void {

@@ -31,7 +31,7 @@ import {
   type WatchJobInput,
   type WatchJobResult,
 } from '../workflows/video-task-types';
-import { pollAfterSleep, watchJob, type JobWatchSteps } from './watch-job';
+import { watchJob, type JobWatchSteps } from './watch-job';
 import { ChannelPoller } from './channel-poller';
 import { metrics } from '../metrics/metrics';
 import type { Logger } from '../log';
@@ -155,15 +155,23 @@ export function createVideoActivities(deps: VideoActivityDeps) {
   const clients = new Map<string, VideoUpstream>();
   const pollers = new Map<string, ChannelPoller>();
 
-  function client(name: string): VideoUpstream {
+  function channelOf(name: string): VideoChannel {
     const channel = byName.get(name);
     if (!channel) throw ApplicationFailure.nonRetryable(`channel ${name} is no longer configured`, FAILURE_TYPES.noChannel);
-    let c = clients.get(name);
+    return channel;
+  }
+
+  function clientOf(channel: VideoChannel): VideoUpstream {
+    let c = clients.get(channel.name);
     if (!c) {
       c = videoClientFor(channel, { requestMs: deps.upstreamTimeoutMs, pollMs: Math.min(deps.upstreamTimeoutMs, 20_000) });
-      clients.set(name, c);
+      clients.set(channel.name, c);
     }
     return c;
+  }
+
+  function client(name: string): VideoUpstream {
+    return clientOf(channelOf(name));
   }
 
   /**
@@ -171,15 +179,18 @@ export function createVideoActivities(deps: VideoActivityDeps) {
    * list and its provider has one, else with a request of its own (counted alike on
    * gateway_job_polls_total).
    */
-  function jobPoll(name: string, jobId: string): JobWatchSteps['poll'] {
-    const upstream = client(name);
-    const channel = byName.get(name);
+  function jobPoll(name: string, jobId: string): Pick<JobWatchSteps, 'poll' | 'pollLeadMs'> {
+    const channel = channelOf(name);
+    const upstream = clientOf(channel);
     const list = upstream.listJobs?.bind(upstream);
-    if (!channel?.pollByList || !list) {
-      return pollAfterSleep(() => {
-        metrics.jobPolls.inc({ channel: name, via: 'single' });
-        return upstream.poll(jobId);
-      });
+    if (!channel.pollByList || !list) {
+      return {
+        poll: () => {
+          metrics.jobPolls.inc({ channel: name, via: 'single' });
+          return upstream.poll(jobId);
+        },
+        pollLeadMs: 0,
+      };
     }
     let poller = pollers.get(name);
     if (!poller) {
@@ -194,7 +205,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       pollers.set(name, poller);
     }
     const shared = poller;
-    return (afterMs, signal) => shared.pollAfter(jobId, afterMs, signal);
+    return { poll: (dueAt, signal) => shared.pollAt(jobId, dueAt, signal), pollLeadMs: shared.leadMs };
   }
 
   /**
@@ -404,7 +415,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
       return watchJob(
         input,
         {
-          poll: jobPoll(input.channel, input.jobId),
+          ...jobPoll(input.channel, input.jobId),
           store: (download, beat) => storeFile(input.taskId, input.channel, download, () => beat()),
           asFailure,
         },

@@ -43,23 +43,21 @@ export interface JobWatchOptions {
 
 export interface JobWatchSteps {
   /**
-   * Waits about `afterMs`, then asks the provider once (pollAfterSleep, or a channel poller,
-   * which may ask up to a quarter interval sooner); rejects with the signal's reason when it
-   * aborts meanwhile.
+   * Asks for the job's state, due at `dueAt` (epoch ms). watchJob sleeps until `pollLeadMs`
+   * before that itself, so a poll that answers at once cannot make the loop spin; rejects with
+   * the signal's reason when it aborts meanwhile.
    */
-  poll(afterMs: number, signal: AbortSignal): Promise<PollResult>;
+  poll(dueAt: number, signal: AbortSignal): Promise<PollResult>;
+  /**
+   * How long before its due time a poll is handed over: 0 for a request of its own; a channel
+   * poller's quarter interval, since its sweep answers each job up to that much sooner
+   * (channel-poller.ts). At most half of a wait is taken early.
+   */
+  pollLeadMs: number;
   /** Stores the finished file (and settles the charge); `beat` is called as bytes arrive. */
   store(download: DownloadRef, beat: () => void): Promise<StoredVideoResult>;
   /** Turns what poll throws into the workflow's terms. */
   asFailure(err: unknown): unknown;
-}
-
-/** A poll that asks for its own job: sleeps `afterMs`, then asks. */
-export function pollAfterSleep(ask: () => Promise<PollResult>): JobWatchSteps['poll'] {
-  return async (afterMs, signal) => {
-    await sleepUnlessCancelled(signal, afterMs);
-    return ask();
-  };
 }
 
 export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts: JobWatchOptions): Promise<WatchJobResult> {
@@ -86,12 +84,14 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
   for (;;) {
     if (Date.now() > input.deadline) return { phase: 'timeout', last: at };
     const afterMs = Math.min(waitMs, Math.max(0, input.deadline - Date.now()) + 1);
+    const dueAt = Date.now() + afterMs;
     waitMs = input.pollMs;
+    // Cancellation-aware: a cancelled task stops in this sleep or the poll (the cancel arrives
+    // with a heartbeat's answer), its CancelledFailure passing through asFailure unchanged.
+    await sleepUnlessCancelled(ctx.cancellationSignal, afterMs - Math.min(steps.pollLeadMs, afterMs / 2));
     let result: PollResult;
     try {
-      // Cancellation-aware: a cancelled task stops here (the cancel arrives with a heartbeat's
-      // answer), its CancelledFailure passing through asFailure unchanged.
-      result = await steps.poll(afterMs, ctx.cancellationSignal);
+      result = await steps.poll(dueAt, ctx.cancellationSignal);
       outageSince = undefined;
     } catch (err) {
       if (!(err instanceof UpstreamError) || err.kind === 'rejected') throw steps.asFailure(err);

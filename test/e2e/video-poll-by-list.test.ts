@@ -3,23 +3,72 @@
  * processes, PostgreSQL, the Temporal dev server) in front of a provider simulator of its own:
  * running jobs are read from `GET /v1/videos` pages, never one request per job, and the tasks
  * still show monotonic progress, complete, fail with their provider's reason, and cancel (the
- * cancelled step leaving the poller's next sweep).
+ * cancelled step leaving the poller's next sweep), with a history whose length does not grow
+ * with the job's. A gate in front of the simulator makes the list fail: a provider that
+ * refuses it is polled job by job from its first refusal on, and a list outage only delays
+ * the polls it failed.
  */
+import { Client, Connection } from '@temporalio/client';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
 import { auditMismatches } from '../support/billing';
 import { call, createTask, waitForTerminal } from '../support/client';
 import { freePort, waitFor } from '../support/ports';
-import { scrape, sumOf, type Sample } from '../support/prometheus';
-import { startGateway, type Gateway } from '../support/stack';
+import { scrape, sumOf } from '../support/prometheus';
+import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 
 const POLL_MS = 200;
 const JOB_MS = 3000;
 const TASKS = 6;
 
+type ListAnswer = 'pass' | 'outage' | 'refuse';
+
+/**
+ * The channels reach the simulator through this gate, each under a path of its own
+ * (`/listed`, `/refusing`): it passes every request on, except the list (`GET /v1/videos`),
+ * which it answers as `lists` says for that channel, counting each.
+ */
+const lists: Record<string, { answer: ListAnswer; requests: number }> = {
+  listed: { answer: 'pass', requests: 0 },
+  refusing: { answer: 'refuse', requests: 0 },
+};
+
+function startListGate(target: string): Promise<http.Server> {
+  const upstream = new URL(target);
+  const server = http.createServer((req, res) => {
+    const [, name = '', rest = ''] = /^\/(\w+)(\/.*)$/.exec(req.url ?? '') ?? [];
+    const list = lists[name];
+    if (!list) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (req.method === 'GET' && /^\/v1\/videos(\?|$)/.test(rest)) {
+      list.requests++;
+      const error = (status: number, message: string, headers: Record<string, string> = {}) =>
+        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ error: { message, type: 'invalid_request_error' } }));
+      if (list.answer === 'refuse') return error(404, 'Unknown request URL: GET /v1/videos.');
+      if (list.answer === 'outage') return error(503, 'The server is overloaded.', { 'retry-after': '1' });
+    }
+    const forward = http.request(
+      { host: upstream.hostname, port: upstream.port, path: rest, method: req.method, headers: { ...req.headers, host: upstream.host } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
 let sim: RunningSimulator;
+let gate: http.Server;
+let temporal: Client;
 let gw: Gateway;
 let key: string;
 let workerMetricsUrl: string;
@@ -33,23 +82,22 @@ const simStats = async (): Promise<SimStats> => (await call<SimStats>(`${sim.url
 
 beforeAll(async () => {
   sim = await startSimulator({ jobMs: JOB_MS, apiKey: 'sim-key' });
+  gate = await startListGate(sim.url);
+  const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
+  temporal = new Client({ connection: await Connection.connect({ address: e2eEnv().temporalAddress }) });
   tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'poll-by-list-'));
   const file = path.join(tmpDir, 'channels.yaml');
-  fs.writeFileSync(
-    file,
-    [
-      'channels:',
-      '  - name: listed',
-      '    type: openai-videos',
-      `    base_url: ${sim.url}`,
-      '    api_key: sim-key',
-      '    models: { motion-2: sora-2 }',
-      `    poll_ms: ${POLL_MS}`,
-      '    expected_job_seconds: 3',
-      '    poll_by_list: true',
-      '',
-    ].join('\n'),
-  );
+  const channel = (name: string, models: string) => [
+    `  - name: ${name}`,
+    '    type: openai-videos',
+    `    base_url: ${gateUrl}/${name}`,
+    '    api_key: sim-key',
+    `    models: { ${models} }`,
+    `    poll_ms: ${POLL_MS}`,
+    '    expected_job_seconds: 3',
+    '    poll_by_list: true',
+  ];
+  fs.writeFileSync(file, ['channels:', ...channel('listed', 'motion-2: sora-2'), ...channel('refusing', 'motion-2-pro: sora-2-pro'), ''].join('\n'));
   const workerPort = await freePort();
   workerMetricsUrl = `http://127.0.0.1:${workerPort}/metrics`;
   gw = await startGateway({ env: { CHANNELS_FILE: file }, workerEnv: { METRICS_ADDRESS: `127.0.0.1:${workerPort}` } });
@@ -59,6 +107,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (gw) expect(await auditMismatches(gw.url)).toEqual([]);
   await gw?.stop();
+  await temporal?.connection.close();
+  await new Promise((resolve) => (gate ? gate.close(resolve) : resolve(undefined)));
   await sim?.close();
   if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
 }, 120_000);
@@ -82,8 +132,18 @@ async function progressUntilTerminal(id: string): Promise<{ status: string; prog
   throw new Error(`task ${id} did not end`);
 }
 
+/** gateway_job_polls_total of a channel, by how the polls were answered, from the worker's /metrics. */
+async function jobPolls(channel: string, via: 'list' | 'single'): Promise<number> {
+  return sumOf(await scrape(workerMetricsUrl), 'gateway_job_polls_total', { channel, via });
+}
+
+async function historyLength(taskId: string): Promise<number> {
+  return (await temporal.workflow.getHandle(taskId).fetchHistory()).events?.length ?? 0;
+}
+
 test('jobs are polled through list pages only, and every task completes, fails or cancels as with its own polls', async () => {
   const created = await Promise.all(Array.from({ length: TASKS }, (_, i) => createTask(gw.url, key, { model: 'motion-2', prompt: `listed ${i}`, images: [] })));
+  const long = await createTask(gw.url, key, { model: 'motion-2', prompt: `listed, three times as long [sim:ms=${JOB_MS * 3}]`, images: [] });
   const failing = await createTask(gw.url, key, { model: 'motion-2', prompt: 'listed, then fails [sim:fail]', images: [] });
   const cancelled = await createTask(gw.url, key, { model: 'motion-2', prompt: `listed, then cancelled [sim:ms=${JOB_MS * 10}]`, images: [] });
 
@@ -100,14 +160,18 @@ test('jobs are polled through list pages only, and every task completes, fails o
 
   expect((await call(`${gw.url}/v1/videos/${encodeURIComponent(cancelled.id)}`, { key, method: 'DELETE' })).status).toBe(200);
 
+  // A job three times as long, polled three times as often: the same history.
+  await waitForTerminal(gw.url, key, long.id);
+  const lengths = await Promise.all([...created, long].map((t) => historyLength(t.id)));
+  expect(new Set(lengths).size).toBe(1);
+  expect(lengths[0]).toBeLessThanOrEqual(30);
+
   const stats = await simStats();
   expect(stats.requests['openai.videos.list']).toBeGreaterThan(0);
-  expect(stats.requests['openai.videos.retrieve'] ?? 0).toBe(0);
+  expect(stats.requests['openai.videos.get'] ?? 0).toBe(0);
   // About one list request per poll interval while any job ran, not one per job and interval.
-  const jobPolls = (via: string): number => sumOf(worker, 'gateway_job_polls_total', { channel: 'listed', via });
-  const worker: Sample[] = await scrape(workerMetricsUrl);
-  expect(jobPolls('single')).toBe(0);
-  expect(jobPolls('list')).toBeGreaterThan(stats.requests['openai.videos.list']!);
+  expect(await jobPolls('listed', 'single')).toBe(0);
+  expect(await jobPolls('listed', 'list')).toBeGreaterThan(stats.requests['openai.videos.list']!);
 
   // The cancelled task's step stops (the cancel reaches it with a heartbeat's answer) and leaves
   // the sweeps: the list goes quiet once nothing runs.
@@ -121,4 +185,31 @@ test('jobs are polled through list pages only, and every task completes, fails o
     30_000,
     0,
   );
+}, 120_000);
+
+test('a list outage delays the polls it fails, and the channel lists again once it is over', async () => {
+  const singlesBefore = await jobPolls('listed', 'single');
+  lists.listed!.answer = 'outage';
+  const requestsBefore = lists.listed!.requests;
+  const tasks = await Promise.all([0, 1].map((i) => createTask(gw.url, key, { model: 'motion-2', prompt: `through an outage ${i}`, images: [] })));
+  await waitFor('the list to fail a few times', async () => lists.listed!.requests >= requestsBefore + 3, 30_000, 50);
+  lists.listed!.answer = 'pass';
+  for (const t of tasks) {
+    const { status, progress } = await progressUntilTerminal(t.id);
+    expect(status).toBe('completed');
+    for (let i = 1; i < progress.length; i++) expect(progress[i]).toBeGreaterThanOrEqual(progress[i - 1]!);
+  }
+  // Listed again after the outage, never asked job by job.
+  expect(await jobPolls('listed', 'single')).toBe(singlesBefore);
+  expect((await simStats()).requests['openai.videos.get'] ?? 0).toBe(0);
+}, 120_000);
+
+test('a provider that refuses the list is asked once, then polled job by job, and its tasks complete', async () => {
+  const retrievesBefore = (await simStats()).requests['openai.videos.get'] ?? 0;
+  const tasks = await Promise.all([0, 1, 2].map((i) => createTask(gw.url, key, { model: 'motion-2-pro', prompt: `no list ${i}`, images: [] })));
+  for (const t of tasks) expect((await waitForTerminal(gw.url, key, t.id)).final.status).toBe('completed');
+  expect(lists.refusing!.requests).toBe(1);
+  expect(await jobPolls('refusing', 'list')).toBe(0);
+  expect(await jobPolls('refusing', 'single')).toBeGreaterThanOrEqual(3 * 5);
+  expect(((await simStats()).requests['openai.videos.get'] ?? 0) - retrievesBefore).toBeGreaterThanOrEqual(3 * 5);
 }, 120_000);

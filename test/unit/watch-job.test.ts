@@ -4,7 +4,7 @@
  * a hundred, and a job ten times as long must not send ten times the progress.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { pollAfterSleep, watchJob } from '../../src/activities/watch-job';
+import { watchJob } from '../../src/activities/watch-job';
 import { metrics } from '../../src/metrics/metrics';
 import type { PollResult } from '../../src/providers/video-upstream';
 import type { JobProgress, WatchJobInput, WatchJobResult } from '../../src/workflows/video-task-types';
@@ -45,11 +45,12 @@ async function watch(opts: WatchOptions): Promise<{ beats: JobProgress[]; polls:
     watchJob(
       input(),
       {
-        poll: pollAfterSleep(async (): Promise<PollResult> => {
+        poll: async (): Promise<PollResult> => {
           polls++;
           if (polls > last) return { phase: 'succeeded', download: { url: 'http://upstream.invalid/job_1.mp4' } };
           return { phase: 'running', progress: Math.min(95, Math.ceil(polls / pollsPerPoint)) };
-        }),
+        },
+        pollLeadMs: 0,
         store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
         asFailure: (err) => err,
       },
@@ -105,4 +106,35 @@ test('progress goes out in steps: a job polled five times as often sends the sam
   expect(long.beats.map((b) => b.progress)).toEqual(expected);
   // What the step answers is the last progress seen, not the last sent.
   expect(long.result).toMatchObject({ phase: 'stored', last: { status: 'processing', progress: 95 } });
+});
+
+test('a poll that answers at once cannot make the loop spin: each is asked after at least half its wait, however early it may be handed over', async () => {
+  const pollMs = 40;
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 });
+  const askedAt: number[] = [];
+  const dues: number[] = [];
+  await env.run(() =>
+    watchJob(
+      { ...input(), pollMs },
+      {
+        poll: async (dueAt): Promise<PollResult> => {
+          askedAt.push(Date.now());
+          dues.push(dueAt);
+          if (askedAt.length > 5) return { phase: 'succeeded', download: { url: 'http://upstream.invalid/job_1.mp4' } };
+          return { phase: 'running', progress: askedAt.length };
+        },
+        // Far more than the interval: only half of each wait may be taken early.
+        pollLeadMs: 10 * pollMs,
+        store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
+        asFailure: (err) => err,
+      },
+      { progressEveryMs: 0, progressStep: 1 },
+    ),
+  );
+  expect(askedAt).toHaveLength(6);
+  for (let i = 1; i < askedAt.length; i++) {
+    expect(askedAt[i]! - askedAt[i - 1]!).toBeGreaterThanOrEqual(pollMs / 2 - 2);
+    // Each poll is told when it is due: a whole interval after the last answer.
+    expect(dues[i]! - askedAt[i - 1]!).toBeGreaterThanOrEqual(pollMs - 2);
+  }
 });

@@ -15,7 +15,7 @@ import type { BillingActivities, SettleInput } from '../../src/billing/charge-ac
 import type { VideoActivities } from '../../src/activities/video-activities';
 import type { WebhookActivities } from '../../src/webhooks/activities';
 import type { AnnounceInput } from '../../src/webhooks/announce-types';
-import { pollAfterSleep, watchJob } from '../../src/activities/watch-job';
+import { watchJob } from '../../src/activities/watch-job';
 import { temporalCliPath, workflowBundlePath } from '../../src/config/paths';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import type { TaskRequest } from '../../src/tasks/task';
@@ -121,7 +121,8 @@ export function fakeActivities(overrides: Partial<Activities> = {}, options: { s
       return watchJob(
         input,
         {
-          poll: pollAfterSleep(() => activities.pollVideo({ channel: input.channel, jobId: input.jobId })),
+          poll: () => activities.pollVideo({ channel: input.channel, jobId: input.jobId }),
+          pollLeadMs: 0,
           store: (download) => activities.storeVideo({ taskId: input.taskId, channel: input.channel, download }),
           asFailure: (err) => err,
         },
