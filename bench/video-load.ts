@@ -37,14 +37,17 @@ export const WAVE_MODELS = ['vidgen3', 'motion-2'] as const;
 /**
  * n JSON creates (`models` in turn, vidgen3 and motion-2 by default) by `concurrency` clients;
  * `rate` > 0 paces them at that many per second. `label` goes into the prompts, to tell runs
- * apart in logs.
+ * apart in logs. Each job lasts `jobMs`, plus with `spreadMs` a share of it spread evenly over
+ * the tasks (task i: (i mod 100) hundredths), so that job ends do not all fall at one phase of
+ * the poll interval.
  */
 export async function createWave(
   api: string,
   auth: Record<string, string>,
-  args: { n: number; concurrency: number; jobMs: number; rate: number; label: string; models?: readonly string[] },
+  args: { n: number; concurrency: number; jobMs: number; spreadMs?: number; rate: number; label: string; models?: readonly string[] },
 ): Promise<CreateWave> {
   const models = args.models ?? WAVE_MODELS;
+  const jobMsOf = (i: number) => args.jobMs + Math.floor(((i % 100) * (args.spreadMs ?? 0)) / 100);
   const wave: CreateWave = { ids: [], latencies: [], seconds: 0, errors: 0 };
   const startedAt = performance.now();
   await pool(
@@ -56,7 +59,7 @@ export async function createWave(
       const res = await fetch(`${api}/v1/video/create`, {
         method: 'POST',
         headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: models[i % models.length], prompt: `bench ${args.label}/${i} [sim:ms=${args.jobMs}]`, images: [] }),
+        body: JSON.stringify({ model: models[i % models.length], prompt: `bench ${args.label}/${i} [sim:ms=${jobMsOf(i)}]`, images: [] }),
       });
       const body = (await res.json()) as { id?: string };
       wave.latencies.push(performance.now() - t0);

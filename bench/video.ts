@@ -53,6 +53,8 @@ import { formatWatchCounts, watchCounts, watchCountsPerTask } from './watch-coun
 interface Options {
   tasks: number[];
   jobMs: number;
+  /** Job lengths spread evenly over jobMs .. jobMs + this. */
+  jobSpreadMs: number;
   pollMs: number;
   concurrency: number;
   querySeconds: number;
@@ -86,6 +88,7 @@ function parseArgs(argv: string[]): Options {
   return {
     tasks: get('tasks', '100,1000').split(',').map(Number),
     jobMs: Number(get('job-ms', '30000')),
+    jobSpreadMs: Number(get('job-spread-ms', '0')),
     pollMs: Number(get('poll-ms', '2000')),
     concurrency: Number(get('concurrency', '50')),
     querySeconds: Number(get('query-seconds', '10')),
@@ -189,7 +192,7 @@ async function main(): Promise<void> {
   const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
 
   console.log(
-    `\nbench:video  job ${opts.jobMs} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}${opts.oneProcess ? `, API and worker in one process${opts.eagerStart ? ' (eager starts)' : ''}` : ''}; 2 cores shared by every process\n`,
+    `\nbench:video  job ${opts.jobMs}${opts.jobSpreadMs > 0 ? ` to ${opts.jobMs + opts.jobSpreadMs}` : ''} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}${opts.oneProcess ? `, API and worker in one process${opts.eagerStart ? ' (eager starts)' : ''}` : ''}; 2 cores shared by every process\n`,
   );
   const results = [];
   for (const n of opts.tasks) {
@@ -216,6 +219,7 @@ async function main(): Promise<void> {
       n,
       concurrency: opts.concurrency,
       jobMs: opts.jobMs,
+      spreadMs: opts.jobSpreadMs,
       rate: opts.createRate,
       label: String(n),
       models: opts.models,
@@ -246,7 +250,7 @@ async function main(): Promise<void> {
         const open = await temporal.workflow.count(`GatewayOwner = "${owner}" AND ExecutionStatus = "Running"`);
         return open.count === 0;
       },
-      opts.jobMs + 600_000,
+      opts.jobMs + opts.jobSpreadMs + 600_000,
       1000,
     );
     const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
