@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
 import { auditMismatches } from '../support/billing';
+import { channelsYaml, type ChannelEntry } from '../support/channels-file';
 import { call, createTask, waitForTerminal } from '../support/client';
 import { freePort, waitFor } from '../support/ports';
 import { scrape, sumOf } from '../support/prometheus';
@@ -87,17 +88,14 @@ beforeAll(async () => {
   temporal = new Client({ connection: await Connection.connect({ address: e2eEnv().temporalAddress }) });
   tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'poll-by-list-'));
   const file = path.join(tmpDir, 'channels.yaml');
-  const channel = (name: string, models: string) => [
-    `  - name: ${name}`,
-    '    type: openai-videos',
-    `    base_url: ${gateUrl}/${name}`,
-    '    api_key: sim-key',
-    `    models: { ${models} }`,
-    `    poll_ms: ${POLL_MS}`,
-    '    expected_job_seconds: 3',
-    '    poll_by_list: true',
-  ];
-  fs.writeFileSync(file, ['channels:', ...channel('listed', 'motion-2: sora-2'), ...channel('refusing', 'motion-2-pro: sora-2-pro'), ''].join('\n'));
+  const listed = (name: string, models: Record<string, string>): ChannelEntry => ({
+    name,
+    type: 'openai-videos',
+    baseUrl: `${gateUrl}/${name}`,
+    models,
+    settings: { poll_ms: POLL_MS, expected_job_seconds: 3, poll_by_list: true },
+  });
+  fs.writeFileSync(file, channelsYaml([listed('listed', { 'motion-2': 'sora-2' }), listed('refusing', { 'motion-2-pro': 'sora-2-pro' })]));
   const workerPort = await freePort();
   workerMetricsUrl = `http://127.0.0.1:${workerPort}/metrics`;
   gw = await startGateway({ env: { CHANNELS_FILE: file }, workerEnv: { METRICS_ADDRESS: `127.0.0.1:${workerPort}` } });
