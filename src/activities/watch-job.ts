@@ -87,7 +87,7 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
     const dueAt = Date.now() + afterMs;
     waitMs = input.pollMs;
     // Cancellation-aware: a cancelled task stops in this sleep or the poll (the cancel arrives
-    // with a heartbeat's answer), its CancelledFailure passing through asFailure unchanged.
+    // with a heartbeat's answer), with its CancelledFailure (asFailure passes it on unchanged).
     await sleepUnlessCancelled(ctx.cancellationSignal, afterMs - Math.min(steps.pollLeadMs, afterMs / 2));
     let result: PollResult;
     try {
