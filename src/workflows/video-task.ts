@@ -33,6 +33,7 @@ import type { TerminalOutcome } from '../webhooks/event';
 import { attemptOf, submitFailingOver, SUBMIT_FAILOVER_PATCH } from './submit-failover';
 import { estimateProgress, nextProgress } from './progress';
 import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type StoredVideoResult, type VideoTaskInput } from './video-task-types';
+import { watchHeartbeatTimeoutMs } from './watch-heartbeat';
 
 export const stateQuery = defineQuery<TaskState>(STATE_QUERY);
 
@@ -207,7 +208,8 @@ function submitInWorkflowTask(plan: ChannelPlan) {
 /**
  * The watching step lasts as long as the job may: until the task's deadline. It heartbeats
  * after its polls (each at most the upstream poll timeout, 20 s) and while it downloads, so a
- * worker that died is noticed within two poll intervals and half a minute, and another attempt
+ * worker that died is noticed within its heartbeat timeout (two poll intervals and half a
+ * minute, or a quarter of a long job's expected length: watch-heartbeat.ts), and another attempt
  * resumes from its last heartbeat. Transient upstream errors are retried inside the step; what
  * escapes it is retried by the server until the deadline.
  */
@@ -216,7 +218,7 @@ function jobWatcher(plan: ChannelPlan, deadline: number) {
   return proxyActivities<VideoActivities>({
     startToCloseTimeout: lifetimeMs,
     scheduleToCloseTimeout: lifetimeMs,
-    heartbeatTimeout: 2 * plan.pollMs + 30_000,
+    heartbeatTimeout: watchHeartbeatTimeoutMs(plan),
     retry: upstreamRetry(plan),
   }).watchVideoJob;
 }

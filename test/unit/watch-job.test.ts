@@ -8,6 +8,7 @@ import { watchJob } from '../../src/activities/watch-job';
 import { metrics } from '../../src/metrics/metrics';
 import type { PollResult } from '../../src/providers/video-upstream';
 import type { JobProgress, WatchJobInput, WatchJobResult } from '../../src/workflows/video-task-types';
+import { WATCH_HEARTBEAT_MAX_MS, watchHeartbeatTimeoutMs } from '../../src/workflows/watch-heartbeat';
 
 const POLL_MS = 2;
 const POLLS = 120;
@@ -137,4 +138,54 @@ test('a poll that answers at once cannot make the loop spin: each is asked after
     // Each poll is told when it is due: a whole interval after the last answer.
     expect(dues[i]! - askedAt[i - 1]!).toBeGreaterThanOrEqual(pollMs - 2);
   }
+});
+
+/**
+ * A job with no progress of its own (Veo) that ends at its expected length, its progress
+ * estimated from time, watched with the given heartbeat timeout: the heartbeats it sends.
+ */
+async function watchEstimated(expectedJobMs: number, heartbeatTimeoutMs: number): Promise<JobProgress[]> {
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs });
+  const beats: JobProgress[] = [];
+  env.on('heartbeat', (d: JobProgress) => beats.push(d));
+  const submittedAt = Date.now();
+  await env.run(() =>
+    watchJob(
+      { ...input(), pollMs: POLL_MS, expectedJobMs, submittedAt },
+      {
+        poll: async (): Promise<PollResult> =>
+          Date.now() - submittedAt >= expectedJobMs
+            ? { phase: 'succeeded', download: { url: 'http://upstream.invalid/job_1.mp4' } }
+            : { phase: 'running', progress: null },
+        pollLeadMs: 0,
+        store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
+        asFailure: (err) => err,
+      },
+      { progressEveryMs: 0, progressStep: 10 },
+    ),
+  );
+  return beats;
+}
+
+test("with the workflow's heartbeat timeout, a job ten times as long sends about the same heartbeats; with a fixed one, many times more", async () => {
+  // The ratio of watchHeartbeatTimeoutMs for jobs long enough to be past its floor.
+  const quarter = (expectedJobMs: number) => expectedJobMs / 4;
+  const short = await watchEstimated(300, quarter(300));
+  const long = await watchEstimated(3000, quarter(3000));
+  // A change of status, eight steps of progress (10 to 80) and a few alive ones in the slow tail
+  // (11 of them measured, whatever the length; fewer when a busy machine stalls the loop).
+  expect(short.length).toBeLessThanOrEqual(14);
+  expect(long.length).toBeLessThanOrEqual(14);
+  // The same long job with the short one's timeout: alive every 37.5 ms for 3 s (77 measured).
+  const fixed = await watchEstimated(3000, quarter(300));
+  expect(fixed.length).toBeGreaterThan(2 * Math.max(long.length, 9));
+});
+
+test('the heartbeat timeout of the watching step: two polls and 30 s, a quarter of a long expected job, at most 10 minutes', () => {
+  expect(watchHeartbeatTimeoutMs({ pollMs: 10_000, expectedJobMs: 90_000 })).toBe(50_000);
+  expect(watchHeartbeatTimeoutMs({ pollMs: 2_000, expectedJobMs: 60_000 })).toBe(34_000);
+  expect(watchHeartbeatTimeoutMs({ pollMs: 10_000, expectedJobMs: 20 * 60_000 })).toBe(5 * 60_000);
+  expect(watchHeartbeatTimeoutMs({ pollMs: 10_000, expectedJobMs: 24 * 3_600_000 })).toBe(WATCH_HEARTBEAT_MAX_MS);
+  // A poll interval longer than a quarter of the job keeps the floor: a slow poll is not a lost worker.
+  expect(watchHeartbeatTimeoutMs({ pollMs: 600_000, expectedJobMs: 24 * 3_600_000 })).toBe(1_230_000);
 });

@@ -135,6 +135,21 @@ test('a task of the current type writes no patch markers and no TemporalChangeVe
   expect(upserted).toEqual(['GatewayStatus']);
 }, 60_000);
 
+test("the watching step's heartbeat timeout follows the job's expected length, past its floor", async () => {
+  const timeoutOf = async (expectedJobMs: number) => {
+    const { state } = await runTask(null, taskRequest(), {
+      planChannel: async (input) => ({ ...PLAN, channel: input.channel ?? PLAN.channel, expectedJobMs }),
+    });
+    expect(state.status).toBe('completed');
+    const watch = (await historyOf(state.id)).find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'watchVideoJob');
+    const timeout = watch?.activityTaskScheduledEventAttributes?.heartbeatTimeout;
+    return Number(timeout?.seconds ?? 0) * 1000 + Math.round((timeout?.nanos ?? 0) / 1e6);
+  };
+  // Two poll intervals and 30 s for a short job; a quarter of a 20-minute one.
+  expect(await timeoutOf(PLAN.expectedJobMs)).toBe(2 * PLAN.pollMs + 30_000);
+  expect(await timeoutOf(20 * 60_000)).toBe(5 * 60_000);
+}, 60_000);
+
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 async function historyOf(taskId: string): Promise<HistoryEvent[]> {
