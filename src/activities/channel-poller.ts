@@ -28,10 +28,10 @@ import { UpstreamError } from '../providers/http';
 export const SCAN_FACTOR = 4;
 /**
  * Sweeps per poll interval. Each job is still asked once per interval, on its own schedule, by
- * the first sweep within a quarter interval before it is due, which holds its answer until then
- * (answerWhenDue): completions are handled spread over the interval as with per-job polls, not
- * all at one instant (which queues their downloads and workflow tasks behind each other), for
- * four times the list pages of one sweep per interval.
+ * the first sweep within a quarter interval before it is due; its watching step acts on the
+ * answer at its due time (watch-job.ts), so completions are handled spread over the interval as
+ * with per-job polls, not all at one instant (which queues their downloads and workflow tasks
+ * behind each other), for four times the list pages of one sweep per interval.
  */
 export const SWEEPS_PER_PERIOD = 4;
 /**
@@ -79,9 +79,10 @@ export class ChannelPoller {
   }
 
   /**
-   * A watching step's poll: the job's state as the sweep that takes it saw it, by `dueAt` (up
-   * to `leadMs` sooner; a step hands its job over about that long before it is due). Rejects
-   * with the signal's reason when it aborts first (the step was cancelled).
+   * A watching step's poll: the job's state as the sweep that takes it saw it, answered by
+   * `dueAt` and up to `leadMs` sooner (a step hands its job over about that long before it is
+   * due, and waits for its due time to act on the answer). Rejects with the signal's reason when
+   * it aborts first (the step was cancelled).
    */
   pollAt(jobId: string, dueAt: number, signal: AbortSignal): Promise<PollResult> {
     if (signal.aborted) return Promise.reject(signal.reason);
@@ -189,7 +190,7 @@ export class ChannelPoller {
           if (!waiters) continue;
           batch.delete(job.id);
           answered++;
-          for (const w of waiters) answerWhenDue(w, job.result);
+          for (const w of waiters) w.resolve(job.result);
         }
         // A provider that ignores the cursor would hand back the same page for ever.
         if (page.next === null || page.next === after) break;
@@ -219,7 +220,7 @@ export class ChannelPoller {
         batch.delete(id);
         try {
           const result = await this.deps.poll(id);
-          for (const w of waiters) answerWhenDue(w, result);
+          for (const w of waiters) w.resolve(result);
         } catch (err) {
           for (const w of waiters) w.reject(err);
         }
@@ -227,18 +228,6 @@ export class ChannelPoller {
     };
     await Promise.all(Array.from({ length: Math.min(SINGLE_POLLS_AT_ONCE, ids.length) }, lane));
   }
-}
-
-/**
- * A sweep's answers reach their steps each at its own due time, not all at the sweep's instant:
- * a step polls again pollMs after its answer, so answers handed out together would bring their
- * jobs' next polls, and the downloads and workflow tasks of those that finished, into step
- * with each other, in bursts of a quarter of the channel's jobs.
- */
-function answerWhenDue(w: Waiter, result: PollResult): void {
-  const wait = w.due - Date.now();
-  if (wait <= 0) w.resolve(result);
-  else setTimeout(() => w.resolve(result), wait);
 }
 
 function settleAll(batch: Batch, settle: (w: Waiter) => void): void {

@@ -43,9 +43,10 @@ export interface JobWatchOptions {
 
 export interface JobWatchSteps {
   /**
-   * Asks for the job's state, due at `dueAt` (epoch ms). watchJob sleeps until `pollLeadMs`
-   * before that itself, so a poll that answers at once cannot make the loop spin; rejects with
-   * the signal's reason when it aborts meanwhile.
+   * Asks for the job's state, due at `dueAt` (epoch ms); may answer up to `pollLeadMs` sooner.
+   * watchJob sleeps until `pollLeadMs` before that itself, so a poll that answers at once cannot
+   * make the loop spin, and acts on an early answer at `dueAt`; rejects with the signal's
+   * reason when it aborts meanwhile.
    */
   poll(dueAt: number, signal: AbortSignal): Promise<PollResult>;
   /**
@@ -106,6 +107,11 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
       beatIfStale();
       continue;
     }
+    // An early answer (a channel poller's sweep takes jobs up to a quarter interval before they
+    // are due) is acted on at the job's own due time: the next poll is timed from the answer,
+    // so answers acted on together would bring their jobs' next polls, and the downloads and
+    // workflow tasks of those that finished, into step, in bursts of a quarter of the channel.
+    if (dueAt > Date.now()) await sleepUnlessCancelled(ctx.cancellationSignal, dueAt - Date.now());
     if (result.phase === 'failed') return { ...result, last: at };
     if (result.phase === 'succeeded') {
       try {

@@ -140,6 +140,37 @@ test('a poll that answers at once cannot make the loop spin: each is asked after
   }
 });
 
+test("an early answer is acted on at the job's due time: the next poll and the download are timed from it, not from the answer", async () => {
+  const pollMs = 60;
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 });
+  const dues: number[] = [];
+  let storedAt = 0;
+  await env.run(() =>
+    watchJob(
+      { ...input(), pollMs },
+      {
+        // A channel poller's sweep: the answer comes as soon as the job is handed over.
+        poll: async (dueAt): Promise<PollResult> => {
+          dues.push(dueAt);
+          if (dues.length > 3) return { phase: 'succeeded', download: { url: 'http://upstream.invalid/job_1.mp4' } };
+          return { phase: 'running', progress: dues.length };
+        },
+        pollLeadMs: pollMs / 4,
+        store: async () => {
+          storedAt = Date.now();
+          return { key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true };
+        },
+        asFailure: (err) => err,
+      },
+      { progressEveryMs: 0, progressStep: 1 },
+    ),
+  );
+  expect(dues).toHaveLength(4);
+  // Each due a whole interval after the last: acted on early, each would come a quarter sooner.
+  for (let i = 1; i < dues.length; i++) expect(dues[i]! - dues[i - 1]!).toBeGreaterThanOrEqual(pollMs - 2);
+  expect(storedAt).toBeGreaterThanOrEqual(dues[3]! - 1);
+});
+
 /**
  * A job with no progress of its own (Veo) that ends at its expected length, its progress
  * estimated from time, watched with the given heartbeat timeout: the heartbeats it sends.
