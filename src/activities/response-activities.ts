@@ -107,12 +107,26 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
      * Polls the upstream response every pollMs until it ends, writing each new status to the
      * record; the upstream's end is written too (the first end written stands: a cancel may have
      * come first). Transient upstream errors are polled through until the deadline.
+     *
+     * Reads come from the record, so a heartbeat only says the worker is alive and carries the
+     * last status for a retried attempt: one per change of status, otherwise one per half
+     * heartbeat timeout, not one per poll (each is a write on the Temporal server, and a long
+     * response would cost it one per poll interval).
      */
     async watchBackgroundResponse(input: WatchResponseInput): Promise<WatchResponseResult> {
       const ctx = Context.current();
       const client = clientOf(input.channel);
       const ids = { id: input.id, previousResponseId: input.previousResponseId };
       let last = (ctx.info.heartbeatDetails as { status?: ResponseStatus } | undefined)?.status ?? null;
+      const staleAfterMs = ctx.info.heartbeatTimeoutMs ? ctx.info.heartbeatTimeoutMs / 2 : input.pollMs;
+      let sentAt = Date.now();
+      const beat = () => {
+        sentAt = Date.now();
+        ctx.heartbeat({ status: last });
+      };
+      const beatIfStale = () => {
+        if (Date.now() - sentAt >= staleAfterMs) beat();
+      };
       for (;;) {
         await sleepUnlessCancelled(ctx.cancellationSignal, input.pollMs);
         if (Date.now() > input.deadline) throw ApplicationFailure.nonRetryable('The response did not finish before its deadline.', RESPONSE_TIMEOUT);
@@ -124,7 +138,7 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
             throw ApplicationFailure.nonRetryable('The provider no longer has the response.', FAILURE_TYPES.upstreamRejected);
           }
           if (!(err instanceof UpstreamError) || err.kind === 'rejected') throw asFailure(err);
-          ctx.heartbeat({ status: last });
+          beatIfStale();
           continue;
         }
         const response = toClientResponse(upstream, ids, input.model);
@@ -138,8 +152,8 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
         if (upstream.status !== last) {
           await store.progressed(input.id, response);
           last = upstream.status;
-        }
-        ctx.heartbeat({ status: last });
+          beat();
+        } else beatIfStale();
       }
     },
 

@@ -74,9 +74,10 @@ function submitStep(input: BackgroundResponseInput, maximumAttempts?: number) {
 }
 
 /**
- * Lasts as long as the response may (until its deadline); heartbeats after every poll, so a
- * worker that died is noticed within two poll intervals and half a minute and the watch resumes
- * on another one (it only polls: the provider holds the response).
+ * Lasts as long as the response may (until its deadline); heartbeats at each change of status
+ * and at least once per half heartbeat timeout, so a worker that died is noticed within two
+ * poll intervals and half a minute and the watch resumes on another one (it only polls: the
+ * provider holds the response).
  */
 function watchStep(plan: ResponseChannelPlan, input: BackgroundResponseInput) {
   const lifetimeMs = Math.max(60_000, input.deadline - Date.now() + 60_000);
