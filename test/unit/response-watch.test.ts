@@ -13,6 +13,7 @@ import { migrate } from '../../src/store/migrations';
 import { ResponseStore } from '../../src/store/responses';
 import type { WatchResponseResult } from '../../src/workflows/background-response-types';
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
+import { simResponsesChannel } from '../support/responses';
 import { embeddedStore, type OpenedStore } from '../support/stores';
 
 let sim: RunningSimulator;
@@ -24,16 +25,7 @@ beforeAll(async () => {
   sim = await startSimulator({ jobMs: 100 });
   opened = await embeddedStore();
   await migrate(opened.db);
-  channel = {
-    name: 'sim',
-    type: 'openai-responses',
-    baseUrl: `${sim.url}/v1`,
-    apiKey: 'k',
-    models: { 'o3-pro': 'o3-pro' },
-    priority: 0,
-    weight: 1,
-    simulated: true,
-  };
+  channel = simResponsesChannel(sim.url);
 }, 60_000);
 afterAll(async () => {
   await sim?.close();

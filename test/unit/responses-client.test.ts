@@ -7,6 +7,7 @@ import { upstreamFailure } from '../support/upstream-failure';
 import { responsesClient } from '../../src/providers/openai-responses/client';
 import { SseSplitter } from '../../src/providers/sse-events';
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
+import { simResponsesChannel } from '../support/responses';
 
 let sim: RunningSimulator;
 let channel: TextChannel;
@@ -14,16 +15,7 @@ const timeouts = { requestMs: 5000, pollMs: 5000 };
 
 beforeAll(async () => {
   sim = await startSimulator({ jobMs: 100 });
-  channel = {
-    name: 'sim',
-    type: 'openai-responses',
-    baseUrl: `${sim.url}/v1`,
-    apiKey: 'k',
-    models: { 'o3-pro': 'o3-pro' },
-    priority: 0,
-    weight: 1,
-    simulated: true,
-  };
+  channel = simResponsesChannel(sim.url);
 });
 afterAll(async () => {
   await sim.close();
