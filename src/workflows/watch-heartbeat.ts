@@ -7,10 +7,10 @@
  * sends about as many heartbeats whatever that length, and its progress steps (one per ten
  * points) carry most of them.
  *
- * The price is how soon a lost worker is noticed: within the timeout, so at most a quarter of
- * the job's expected length, and never later than WATCH_HEARTBEAT_MAX_MS. The upstream job
- * goes on meanwhile; the next attempt resumes from the last heartbeat. Pure, so the workflow
- * computes it deterministically.
+ * The price is how soon a lost worker is noticed: within the timeout, a quarter of the job's
+ * expected length at most WATCH_HEARTBEAT_MAX_MS, or two poll intervals and half a minute if
+ * that is longer. The upstream job goes on meanwhile; the next attempt resumes from the last
+ * heartbeat. Pure, so the workflow computes it deterministically.
  */
 import type { ChannelPlan } from './video-task-types';
 
