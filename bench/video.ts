@@ -122,6 +122,10 @@ const lifeCpu = (creates: CpuGroups, completion: CpuGroups) => {
   return { temporal: sum('temporal'), worker: sum('worker'), api: sum('api'), gateway: sum('gateway') };
 };
 
+/** How long the simulated channels expect a job to last: SIMULATOR_JOB_MS when set, else the wave's mean job. */
+const expectedJobMs = (opts: Pick<Options, 'jobMs' | 'jobSpreadMs'>): string =>
+  process.env.SIMULATOR_JOB_MS ?? String(Math.round(opts.jobMs + opts.jobSpreadMs / 2));
+
 const bench = new BenchChildren('the gateway, the simulator and the dev server');
 
 async function main(): Promise<void> {
@@ -164,6 +168,10 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporalServer.address,
     SIMULATOR_URL: simUrl,
     UPSTREAM_POLL_MS: String(opts.pollMs),
+    // The simulated channels expect the wave's jobs to last as long as they do, as a channel's
+    // expected_job_seconds would say for a real provider: progress estimates and the watching
+    // step's heartbeat timeout follow it.
+    SIMULATOR_JOB_MS: expectedJobMs(opts),
     ...(opts.eagerStart ? { TEMPORAL_EAGER_START: 'true' } : {}),
   };
   const profile = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProfDir)}`] : [];
@@ -192,7 +200,7 @@ async function main(): Promise<void> {
   const temporal = new Client({ connection: await Connection.connect({ address: temporalServer.address }) });
 
   console.log(
-    `\nbench:video  job ${opts.jobMs}${opts.jobSpreadMs > 0 ? ` to ${opts.jobMs + opts.jobSpreadMs}` : ''} ms, upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}${opts.oneProcess ? `, API and worker in one process${opts.eagerStart ? ' (eager starts)' : ''}` : ''}; 2 cores shared by every process\n`,
+    `\nbench:video  job ${opts.jobMs}${opts.jobSpreadMs > 0 ? ` to ${opts.jobMs + opts.jobSpreadMs}` : ''} ms (channels expect ${expectedJobMs(opts)}), upstream poll ${opts.pollMs} ms, client concurrency ${opts.concurrency}${opts.createRate > 0 ? `, creates paced at ${opts.createRate}/s` : ''}, billing ${opts.billing}${opts.gateway === root ? '' : `, gateway built in ${opts.gateway}`}${opts.oneProcess ? `, API and worker in one process${opts.eagerStart ? ' (eager starts)' : ''}` : ''}; 2 cores shared by every process\n`,
   );
   const results = [];
   for (const n of opts.tasks) {
