@@ -30,6 +30,7 @@ import {
 import { FAILURE_TYPES } from '../workflows/video-task-types';
 import { asFailure, asSubmitFailure, heartbeating, mapErrors } from './video-activities';
 import { sleepUnlessCancelled } from '../system/abortable-sleep';
+import { HeartbeatPacer } from './heartbeat-pacer';
 
 export interface ResponseActivityDeps {
   store: ResponseStore;
@@ -118,14 +119,9 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
       const client = clientOf(input.channel);
       const ids = { id: input.id, previousResponseId: input.previousResponseId };
       let last = (ctx.info.heartbeatDetails as { status?: ResponseStatus } | undefined)?.status ?? null;
-      const staleAfterMs = ctx.info.heartbeatTimeoutMs ? ctx.info.heartbeatTimeoutMs / 2 : input.pollMs;
-      let sentAt = Date.now();
-      const beat = () => {
-        sentAt = Date.now();
-        ctx.heartbeat({ status: last });
-      };
+      const heartbeats = new HeartbeatPacer<{ status: ResponseStatus | null }>(ctx, input.pollMs);
       const beatIfStale = () => {
-        if (Date.now() - sentAt >= staleAfterMs) beat();
+        if (heartbeats.isStale()) heartbeats.send({ status: last });
       };
       for (;;) {
         await sleepUnlessCancelled(ctx.cancellationSignal, input.pollMs);
@@ -152,7 +148,7 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
         if (upstream.status !== last) {
           await store.progressed(input.id, response);
           last = upstream.status;
-          beat();
+          heartbeats.send({ status: last });
         } else beatIfStale();
       }
     },

@@ -25,6 +25,7 @@ import { UpstreamError } from '../providers/http';
 import type { DownloadRef, PollResult } from '../providers/video-upstream';
 import { parseJobProgress } from '../tasks/job-progress';
 import { sleepUnlessCancelled } from '../system/abortable-sleep';
+import { HeartbeatPacer } from './heartbeat-pacer';
 import { estimateProgress, nextProgress } from '../workflows/progress';
 import type { JobProgress, StoredVideoResult, WatchJobInput, WatchJobResult } from '../workflows/video-task-types';
 
@@ -65,19 +66,15 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
   const ctx = Context.current();
   const resumed = parseJobProgress(ctx.info.heartbeatDetails);
   let at: JobProgress = resumed && resumed.progress >= input.from.progress ? resumed : input.from;
-  const staleAfterMs = ctx.info.heartbeatTimeoutMs ? ctx.info.heartbeatTimeoutMs / 2 : input.pollMs;
-  // Nothing to send at the start: the server times the first heartbeat from the step's start,
-  // and a resumed attempt's last details stay on the server until this one sends its own.
-  let sentAt = Date.now();
+  const heartbeats = new HeartbeatPacer<JobProgress>(ctx, input.pollMs);
   let sent = at;
   const beat = (reason: JobHeartbeatReason) => {
     sent = at;
-    sentAt = Date.now();
-    ctx.heartbeat(at);
+    heartbeats.send(at);
     metrics.jobHeartbeats.inc({ reason });
   };
   const beatIfStale = () => {
-    if (Date.now() - sentAt >= staleAfterMs) beat('alive');
+    if (heartbeats.isStale()) beat('alive');
   };
   let outageSince: number | undefined;
   let storeFailures = 0;
@@ -139,7 +136,7 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
       progress: nextProgress(at.progress, result.progress, estimateProgress(Date.now() - input.submittedAt, input.expectedJobMs)),
     };
     if (at.status !== sent.status) beat('status');
-    else if (at.progress - sent.progress >= opts.progressStep && Date.now() - sentAt >= opts.progressEveryMs) beat('progress');
+    else if (at.progress - sent.progress >= opts.progressStep && heartbeats.msSinceSent() >= opts.progressEveryMs) beat('progress');
     else beatIfStale();
   }
 }

@@ -36,6 +36,7 @@ import {
   type WatchResponseResult,
 } from './background-response-types';
 import { FAILURE_TYPES } from './video-task-types';
+import { pollingStepHeartbeatTimeoutMs } from './watch-heartbeat';
 
 const NON_RETRYABLE = Object.values(FAILURE_TYPES);
 
@@ -84,7 +85,7 @@ function watchStep(plan: ResponseChannelPlan, input: BackgroundResponseInput) {
   return proxyActivities<ResponseActivities>({
     startToCloseTimeout: lifetimeMs,
     scheduleToCloseTimeout: lifetimeMs,
-    heartbeatTimeout: 2 * plan.pollMs + 30_000,
+    heartbeatTimeout: pollingStepHeartbeatTimeoutMs(plan.pollMs),
     retry: { initialInterval: input.retryInitialMs, backoffCoefficient: 2, maximumInterval: input.retryMaxMs, nonRetryableErrorTypes: NON_RETRYABLE },
   }).watchBackgroundResponse;
 }

@@ -17,8 +17,16 @@ import type { ChannelPlan } from './video-task-types';
 /** The longest a lost worker may go unnoticed while it watched a job. */
 export const WATCH_HEARTBEAT_MAX_MS = 10 * 60 * 1000;
 
-/** At least two poll intervals and half a minute: a slow poll (20 s at most) is never taken for a lost worker. */
+/**
+ * The least heartbeat timeout of a step that polls every `pollMs`: two poll intervals and half a
+ * minute, so a slow poll (20 s at most) is never taken for a lost worker. Also the background
+ * response's watching step's (background-response.ts), whose length nothing predicts.
+ */
+export function pollingStepHeartbeatTimeoutMs(pollMs: number): number {
+  return 2 * pollMs + 30_000;
+}
+
+/** A quarter of the job's expected length, at most WATCH_HEARTBEAT_MAX_MS, and never below the polling step's least. */
 export function watchHeartbeatTimeoutMs(plan: Pick<ChannelPlan, 'pollMs' | 'expectedJobMs'>): number {
-  const floor = 2 * plan.pollMs + 30_000;
-  return Math.max(floor, Math.min(Math.floor(plan.expectedJobMs / 4), WATCH_HEARTBEAT_MAX_MS));
+  return Math.max(pollingStepHeartbeatTimeoutMs(plan.pollMs), Math.min(Math.floor(plan.expectedJobMs / 4), WATCH_HEARTBEAT_MAX_MS));
 }
