@@ -93,7 +93,7 @@ export async function startApiServer(opts: {
   const prices = loadPrices(env.PRICES_FILE);
   const billing = new BillingStore(db);
   const holds = new TextHolds(db, env.TEXT_MAX_IN_FLIGHT_PER_KEY, logger, env.TEXT_HOLD_ORPHAN_SECONDS);
-  const journal = new SettlementJournal(path.join(config.dataDir, 'text-usage'), holds.instanceId);
+  const journal = new SettlementJournal(path.join(config.dataDir, 'text-usage'), holds.instanceId, { syncWaitMs: env.TEXT_JOURNAL_SYNC_WAIT_MS });
   // The embedded store has one owner process: it takes text holds from leases, with no statement
   // per request. PostgreSQL replicas share keys, and hold each request in a row.
   const leases = db.kind === 'embedded' ? new TextLeases(db, journal, holds.instanceId, env.TEXT_MAX_IN_FLIGHT_PER_KEY, logger) : null;

@@ -1,52 +1,88 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { fsyncPath } from '../system/fsync';
 
 /**
  * A local, append-only journal of text holds and settlements: what lets a text request take
  * its hold and end its answer without a statement to the database, and without a kill -9
- * losing either. A hold is recorded with a synchronous write before its request goes upstream
- * (in the page cache when record() returns, which a killed process's files keep; on disk with
- * the next sync, SYNC_SOON_MS at the latest). A settlement is appended and fdatasync'ed
- * (appends arriving during one sync share the next: a group commit of a fraction of a
- * millisecond), the answer ends, and UsageRecorder writes it to the store in batches. An entry
- * stays on disk until the store has committed it; the process that finds this one dead writes
- * what it left (UsageRecorder.recover): a settlement at its price, a hold with no settlement
- * (its answer never ended) in full. That is idempotent: a usage record's id is its hold's.
+ * losing either. Every line is written at once, synchronously: in the page cache when the call
+ * returns, which a killed process's files keep. A hold is recorded (record) before its request
+ * goes upstream and reaches the disk with the next sync, SYNC_SOON_MS later at the latest. A
+ * settlement is appended (append) before its answer ends, which waits for the line's fdatasync
+ * for at most `syncWaitMs` (lines written during one sync share the next: a group commit), and
+ * UsageRecorder writes it to the store in batches. An entry stays on disk until the store has
+ * committed it; the process that finds this one dead writes what it left
+ * (UsageRecorder.recover): a settlement at its price, a hold with no settlement (its answer
+ * never ended) in full. That is idempotent: a usage record's id is its hold's.
  *
  * Each process appends to files of its own, `<owner>-<n>.jsonl`, the owner being its id in
  * gateway_instances: whether a process is alive is told by its heartbeat there, as for its holds,
  * which holds for API processes on other hosts sharing the folder too (a pid does not). A file is
  * sealed once it is a second old or 1 MiB long, and deleted when every entry in it is committed.
+ *
+ * Nothing on the request's thread waits for the disk. Files are made ahead in the thread pool and
+ * filled with zeros to the length they will take (a spare, made while the current file fills),
+ * so that neither a file's creation nor its name's sync happens on a request, and lines
+ * overwrite blocks the file already has: their fdatasync flushes data, not the filesystem's
+ * metadata journal that an append growing a file commits. A reader takes a file's lines up to
+ * its first NUL byte (completeLines). A sealed file's last sync runs in the thread pool too.
  */
 export class SettlementJournal {
   private current: Segment | null = null;
   private sequence = 0;
-  /** Lines waiting for the next write + sync (null: a sync only), and their callers. */
-  private waiting: Array<{ line: string | null; done: (segment: Segment | Error) => void }> = [];
-  private syncing = false;
-  /** close() calls waiting for the sync under way to end. */
-  private idleWaiters: Array<() => void> = [];
   /** The sync that takes recorded lines to disk when no append does it sooner. */
   private soon: NodeJS.Timeout | null = null;
+  /** Appends waiting for their sync, in the order their wait ends (syncWaitMs after each). */
+  private bounded: Waiter[] = [];
+  private boundTimer: NodeJS.Timeout | null = null;
+  /** The next file, zero-filled ahead of need; null while none is being made. */
+  private spare: Promise<SpareFile | null> | null = null;
+  private spareReady: SpareFile | null = null;
+  /** The sequence number of the last file put to use: a spare numbered before it is not used. */
+  private lastUsed = 0;
+  /** Bytes the next spare is made with, doubled while files fill before they are a second old. */
+  private spareBytes = MIN_SPARE_BYTES;
+  /** Sealed files whose last sync is under way; close() waits for them. */
+  private sealing = new Set<Promise<void>>();
+  private closed = false;
+  /** How long an append waits for its line's fdatasync: 0 = not at all; Infinity = until it is done. */
+  private readonly syncWaitMs: number;
 
   constructor(
     private readonly dir: string,
     /** This process's id in gateway_instances (no '-' in it). */
     private readonly owner: string,
+    options: { syncWaitMs?: number } = {},
   ) {
     if (owner.includes('-')) throw new Error(`a journal owner has no '-': ${owner}`);
+    this.syncWaitMs = options.syncWaitMs ?? Number.POSITIVE_INFINITY;
     fs.mkdirSync(dir, { recursive: true });
   }
 
   /**
-   * Appends one line (no newline in it); resolves with the entry's mark once it is on disk.
-   * Hand the mark to committed() when the store has the entry.
+   * Writes one line (no newline in it) at once and resolves with the entry's mark when its
+   * fdatasync is done, or `syncWaitMs` after the write if that comes first (the line is in the
+   * page cache then, on disk with the sync under way). Rejects when the file cannot take the
+   * line, or its sync fails within the wait. Hand the mark to committed() when the store has
+   * the entry.
    */
   append(line: string): Promise<JournalMark> {
+    let segment: Segment;
+    try {
+      segment = this.write(line);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (this.syncWaitMs <= 0) {
+      this.syncSoon();
+      return Promise.resolve(segment);
+    }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ line, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
-      if (!this.syncing) void this.sync();
+      const waiter: Waiter = { ended: false, deadline: performance.now() + this.syncWaitMs, resolve: () => resolve(segment), reject };
+      segment.waiters.push(waiter);
+      if (Number.isFinite(this.syncWaitMs)) this.bound(waiter);
+      void this.sync(segment);
     });
   }
 
@@ -56,24 +92,8 @@ export class SettlementJournal {
    * next sync. Throws when the file cannot take it.
    */
   record(line: string): JournalMark {
-    // A file with a write under way is not closed under it: it takes the line even if due to seal.
-    const segment = this.syncing && this.current ? this.current : this.segment();
-    if (segment.broken) throw new Error('the journal file is failing');
-    const bytes = Buffer.from(line + '\n');
-    try {
-      writeAll(segment.fd, bytes);
-    } catch (err) {
-      // A torn line may be on disk: no whole line may follow it in this file.
-      segment.broken = true;
-      throw err;
-    }
-    segment.bytes += bytes.length;
-    segment.outstanding++;
-    segment.dirty = true;
-    this.soon ??= setTimeout(() => {
-      this.soon = null;
-      if (this.current?.dirty) this.requestSync();
-    }, SYNC_SOON_MS).unref();
+    const segment = this.write(line);
+    this.syncSoon();
     return segment;
   }
 
@@ -86,7 +106,7 @@ export class SettlementJournal {
     }
     // An idle process does not keep a file of committed entries for the next start to replay.
     const current = this.current;
-    if (current && !this.syncing && current.outstanding === 0 && Date.now() - current.openedAt >= MAX_SEGMENT_MS) {
+    if (current && current.outstanding === 0 && Date.now() - current.openedAt >= MAX_SEGMENT_MS) {
       this.seal(current);
       this.current = null;
     }
@@ -102,13 +122,22 @@ export class SettlementJournal {
     else holder.followers.push(mark);
   }
 
-  /** Closes the current file once the appends under way are on disk (deleted if all committed). */
+  /**
+   * Closes the current file once its lines are on disk (deleted if all committed), and removes
+   * the spare. An append after it opens a file again.
+   */
   async close(): Promise<void> {
+    this.closed = true;
     if (this.soon) clearTimeout(this.soon);
     this.soon = null;
-    while (this.syncing) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     if (this.current) this.seal(this.current);
     this.current = null;
+    const spare = await this.spare;
+    this.spare = null;
+    this.spareReady = null;
+    if (spare) discard(spare);
+    while (this.sealing.size > 0) await Promise.all([...this.sealing]);
+    this.closed = false;
   }
 
   /**
@@ -116,7 +145,7 @@ export class SettlementJournal {
    * of `live()` (asked only when the folder holds another owner's files, so a sweep with nothing
    * to recover costs one directory read), oldest file first, with a function that deletes those
    * files once the store has the lines. A torn last line (the process died mid-write) is left
-   * out: its answer never ended.
+   * out: its answer never ended; so is a spare that was never written to.
    */
   async orphans(live: () => Promise<ReadonlySet<string>>): Promise<{ lines: OrphanLine[]; remove: () => void }> {
     const others = fs
@@ -140,110 +169,180 @@ export class SettlementJournal {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw err;
       }
-      const complete = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
-      for (const line of complete.split('\n')) if (line.length > 0) lines.push({ owner, line });
+      for (const line of completeLines(text)) lines.push({ owner, line });
     }
     return { lines, remove: () => files.forEach(({ file }) => fs.rmSync(file, { force: true })) };
   }
 
-  private requestSync(): void {
-    this.waiting.push({ line: null, done: () => undefined });
-    if (!this.syncing) void this.sync();
-  }
-
-  private async sync(): Promise<void> {
-    this.syncing = true;
+  /** Writes one line into the current file, from this thread: a page-cache write costs less than a trip through the thread pool. */
+  private write(line: string): Segment {
+    const bytes = Buffer.from(line + '\n');
+    const segment = this.segment(bytes.length);
     try {
-      while (this.waiting.length > 0) {
-        const group = this.waiting;
-        this.waiting = [];
-        const lines = group.flatMap((w) => (w.line === null ? [] : [w.line]));
-        // A sync with nothing to sync opens no file for it.
-        if (lines.length === 0 && !this.current?.dirty) {
-          for (const w of group) w.done(new Error('nothing to sync'));
-          continue;
-        }
-        try {
-          const segment = this.segment();
-          // Cleared before the sync starts: a line recorded while it runs waits for the next one.
-          segment.dirty = false;
-          if (lines.length > 0) {
-            const bytes = Buffer.from(lines.join('\n') + '\n');
-            segment.bytes += bytes.length;
-            segment.outstanding += lines.length;
-            try {
-              // Written from this thread, as record() does: a page-cache write costs less than
-              // a trip through libuv's thread pool; only the datasync below waits for the disk.
-              writeAll(segment.fd, bytes);
-            } catch (err) {
-              segment.outstanding -= lines.length;
-              throw err;
-            }
-          }
-          await datasync(segment.fd);
-          for (const w of group) w.done(segment);
-        } catch (err) {
-          // A write that failed part-way may have left a torn line: later lines go to a new file,
-          // so that no whole line ever follows it.
-          try {
-            if (this.current) {
-              this.current.broken = true;
-              this.seal(this.current);
-            }
-          } catch {
-            // The disk is failing: the next append tries a new file all the same.
-          }
-          this.current = null;
-          for (const w of group) w.done(err as Error);
-        }
-      }
-    } finally {
-      this.syncing = false;
-      for (const resolve of this.idleWaiters.splice(0)) resolve();
+      writeAll(segment.fd, bytes, segment.bytes);
+    } catch (err) {
+      // A torn line may be on disk: no whole line may follow it in this file.
+      segment.broken = true;
+      throw err;
     }
+    segment.bytes += bytes.length;
+    segment.outstanding++;
+    segment.dirty = true;
+    return segment;
   }
 
-  /** The file to append to: a new one when the current is old or long enough. */
-  private segment(): Segment {
+  /** A sync of the current file SYNC_SOON_MS from now, unless one is due already. */
+  private syncSoon(): void {
+    this.soon ??= setTimeout(() => {
+      this.soon = null;
+      if (this.current?.dirty) void this.sync(this.current);
+    }, SYNC_SOON_MS).unref();
+  }
+
+  /**
+   * Takes what was written to the file to disk, in the thread pool, until nothing written is
+   * left unsynced (lines written during one fdatasync share the next); each append waiting on
+   * it ends when a sync that started after its write does. Never rejects: a failed sync fails
+   * the appends still waiting, and the file takes no more lines.
+   */
+  private sync(segment: Segment): Promise<void> {
+    if (segment.syncing) return segment.syncing;
+    if (!segment.dirty) return Promise.resolve();
+    const run = (async () => {
+      try {
+        while (segment.dirty) {
+          // Cleared before the sync starts: a line written while it runs waits for the next one.
+          segment.dirty = false;
+          const waiters = segment.waiters;
+          segment.waiters = [];
+          try {
+            await datasync(segment.fd);
+          } catch (err) {
+            segment.broken = true;
+            segment.dirty = false;
+            for (const w of [...waiters, ...segment.waiters.splice(0)]) end(w, err as Error);
+            return;
+          }
+          for (const w of waiters) end(w, null);
+        }
+      } finally {
+        // In the same turn as the last look at `dirty`: a line written after it starts a new sync.
+        segment.syncing = null;
+      }
+    })();
+    segment.syncing = run;
+    return run;
+  }
+
+  /** Ends the append's wait `syncWaitMs` after its write, if its sync has not ended it sooner. */
+  private bound(waiter: Waiter): void {
+    this.bounded.push(waiter);
+    this.boundTimer ??= setTimeout(() => this.endDueWaits(), this.syncWaitMs);
+  }
+
+  private endDueWaits(): void {
+    this.boundTimer = null;
+    const now = performance.now();
+    let due = 0;
+    while (due < this.bounded.length && (this.bounded[due].ended || this.bounded[due].deadline <= now)) end(this.bounded[due++], null);
+    this.bounded.splice(0, due);
+    const next = this.bounded.find((w) => !w.ended);
+    if (!next) this.bounded = [];
+    else this.boundTimer = setTimeout(() => this.endDueWaits(), Math.max(1, next.deadline - now));
+  }
+
+  /**
+   * The file to append to: a new one when the current is a second old or 1 MiB long, or has no
+   * zeros left for the `more` bytes about to be written while a spare is ready.
+   */
+  private segment(more = 0): Segment {
     const now = Date.now();
-    if (this.current && (this.current.broken || this.current.bytes >= MAX_SEGMENT_BYTES || now - this.current.openedAt >= MAX_SEGMENT_MS)) {
-      this.seal(this.current);
-      this.current = null;
+    const current = this.current;
+    if (current) {
+      const young = now - current.openedAt < MAX_SEGMENT_MS;
+      // Lines beyond the zeros it was made with (all of a file made when needed) grow the file.
+      const growing = current.outstanding > 0 && current.bytes + more > current.capacity;
+      // A spare that filled before it was a second old: the next one is made twice as long.
+      if (growing && current.capacity > 0 && young && !current.outgrown) this.spareBytes = Math.min(this.spareBytes * 2, MAX_SPARE_BYTES);
+      if (growing) current.outgrown = true;
+      // A growing file is left as soon as a spare is ready, not before: making a file here
+      // would wait for the disk on this thread.
+      if (current.broken || current.bytes >= MAX_SEGMENT_BYTES || !young || (growing && this.spareReady)) {
+        this.seal(current);
+        this.current = null;
+      }
     }
     if (!this.current) {
-      const file = path.join(this.dir, `${this.owner}-${++this.sequence}.jsonl`);
-      const fd = fs.openSync(file, 'a');
-      // The file's name must survive a power loss as its lines do.
-      fsyncPath(this.dir);
-      this.current = {
-        file,
-        fd,
-        bytes: 0,
-        outstanding: 0,
-        openedAt: now,
-        sealed: false,
-        dirty: false,
-        broken: false,
-        deleted: false,
-        followers: [],
-      };
+      const spare = this.takeSpare();
+      this.current = spare ? newSegment(spare, now) : this.createNow(now);
+      this.lastUsed = this.current.n;
+      this.prepareSpare();
     }
     return this.current;
   }
 
+  /** The spare, if one is ready and numbered after every file used so far. */
+  private takeSpare(): SpareFile | null {
+    const spare = this.spareReady;
+    if (!spare) return null;
+    this.spareReady = null;
+    this.spare = null;
+    if (spare.n > this.lastUsed) return spare;
+    discard(spare);
+    return null;
+  }
+
+  /** A file made here and now (no spare was ready): it grows as lines are appended. */
+  private createNow(now: number): Segment {
+    const n = ++this.sequence;
+    const file = path.join(this.dir, `${this.owner}-${n}.jsonl`);
+    const fd = fs.openSync(file, 'wx');
+    // The file's name must survive a power loss as its lines do.
+    fsyncPath(this.dir);
+    return newSegment({ n, file, fd, capacity: 0 }, now);
+  }
+
+  /** Starts making the next file in the background, unless one is made or being made. */
+  private prepareSpare(): void {
+    if (this.spare || this.closed) return;
+    const n = ++this.sequence;
+    const file = path.join(this.dir, `${this.owner}-${n}.jsonl`);
+    const made = makeSpare(this.dir, file, n, this.spareBytes).then(
+      (spare) => {
+        if (this.spare === made) this.spareReady = spare;
+        // Let go of meanwhile (close() takes the one it awaits): nobody else holds it.
+        else discard(spare);
+        return spare;
+      },
+      // Not fatal: the next file is then made when it is needed, as a growing one.
+      () => {
+        if (this.spare === made) this.spare = null;
+        return null;
+      },
+    );
+    this.spare = made;
+  }
+
+  /**
+   * No more lines go to the file. Its lines reach the disk before the file is let go (in the
+   * thread pool, after any sync under way: the descriptor is not closed under it); then it is
+   * closed, and deleted if every entry in it is committed.
+   */
   private seal(segment: Segment): void {
     // Once only: a second close could hit a descriptor number the process has reused since.
     if (segment.sealed) return;
     segment.sealed = true;
-    // Lines recorded since the last sync reach the disk before the file is let go (once a second).
-    if (segment.dirty && !segment.broken) fs.fdatasyncSync(segment.fd);
-    segment.dirty = false;
-    fs.closeSync(segment.fd);
-    this.dropIfDone(segment);
+    const closing = this.sync(segment).then(() => {
+      fs.closeSync(segment.fd);
+      segment.closed = true;
+      this.sealing.delete(closing);
+      this.dropIfDone(segment);
+    });
+    this.sealing.add(closing);
   }
 
   private dropIfDone(segment: Segment): void {
-    if (!segment.sealed || segment.outstanding > 0 || segment.deleted) return;
+    if (!segment.closed || segment.outstanding > 0 || segment.deleted) return;
     fs.rmSync(segment.file, { force: true });
     segment.deleted = true;
     const followers = segment.followers;
@@ -265,31 +364,127 @@ const MAX_SEGMENT_BYTES = 1024 * 1024;
 const MAX_SEGMENT_MS = 1000;
 /** A recorded line is on disk this long after it was written, at the latest. */
 const SYNC_SOON_MS = 50;
+/**
+ * A spare's length: the first is short (an idle process writes 64 KiB of zeros a second at most,
+ * while it has traffic), and each file that fills within its second doubles the next.
+ */
+const MIN_SPARE_BYTES = 64 * 1024;
+const MAX_SPARE_BYTES = MAX_SEGMENT_BYTES;
 
-interface Segment {
+/** A file made ahead: named, zero-filled to `capacity` bytes, its data and name on disk. */
+interface SpareFile {
+  n: number;
   file: string;
-  /** Written and synced with the fs calls on the raw descriptor (a FileHandle would close itself on GC). */
   fd: number;
+  /** Bytes of zeros the file was made with (0: made when needed, it grows as it is written). */
+  capacity: number;
+}
+
+interface Segment extends SpareFile {
+  /** Where the next line goes: the bytes of lines written so far. */
   bytes: number;
   /** Entries appended to this file that the store has not committed yet. */
   outstanding: number;
   openedAt: number;
   sealed: boolean;
-  /** Lines recorded since the last sync started. */
+  /** Its descriptor is closed (after its last sync): it may be deleted. */
+  closed: boolean;
+  /** Lines written since the last sync started. */
   dirty: boolean;
   /** A write to it failed: nothing more goes to it. */
   broken: boolean;
+  /** Lines were written past its zeros. */
+  outgrown: boolean;
   deleted: boolean;
   /** Marks committed when this file is deleted (committedAfter). */
   followers: JournalMark[];
+  /** Appends waiting for a sync that starts after their write. */
+  waiters: Waiter[];
+  /** The sync loop under way, if any. */
+  syncing: Promise<void> | null;
+}
+
+/** An append waiting for its sync, until `deadline` (performance.now()) at most. */
+interface Waiter {
+  ended: boolean;
+  deadline: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/** Ends an append's wait, once: by its sync, its failure, or its deadline. */
+function end(waiter: Waiter, err: Error | null): void {
+  if (waiter.ended) return;
+  waiter.ended = true;
+  if (err) waiter.reject(err);
+  else waiter.resolve();
+}
+
+function newSegment(file: SpareFile, now: number): Segment {
+  return {
+    ...file,
+    bytes: 0,
+    outstanding: 0,
+    openedAt: now,
+    sealed: false,
+    closed: false,
+    dirty: false,
+    broken: false,
+    outgrown: false,
+    deleted: false,
+    followers: [],
+    waiters: [],
+    syncing: null,
+  };
+}
+
+/**
+ * The whole lines of a journal file's text: up to its first NUL (the zeros a file was made
+ * with, never written over), and without a last line that has no newline (torn by a crash).
+ */
+export function completeLines(text: string): string[] {
+  const nul = text.indexOf('\0');
+  const written = nul === -1 ? text : text.slice(0, nul);
+  return written
+    .slice(0, written.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter((line) => line.length > 0);
+}
+
+/** Makes a spare in the thread pool: created, zero-filled, its data and its name synced. */
+async function makeSpare(dir: string, file: string, n: number, capacity: number): Promise<SpareFile> {
+  const fd = await promisify(fs.open)(file, 'wx');
+  try {
+    const zeros = Buffer.alloc(capacity);
+    for (let at = 0; at < capacity;) at += (await promisify(fs.write)(fd, zeros, at, capacity - at, at)).bytesWritten;
+    await datasync(fd);
+    const dirFd = await promisify(fs.open)(dir, 'r');
+    try {
+      await promisify(fs.fsync)(dirFd);
+    } finally {
+      fs.closeSync(dirFd);
+    }
+    return { n, file, fd, capacity };
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+    throw err;
+  }
+}
+
+/** A spare that will not be used: it holds no line. */
+function discard(spare: SpareFile): void {
+  fs.closeSync(spare.fd);
+  fs.rmSync(spare.file, { force: true });
 }
 
 function datasync(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
-function writeAll(fd: number, bytes: Buffer): void {
-  for (let at = 0; at < bytes.length;) at += fs.writeSync(fd, bytes, at, bytes.length - at);
+/** Writes `bytes` at `position`, over the zeros of a spare or past the end of a growing file. */
+function writeAll(fd: number, bytes: Buffer, position: number): void {
+  for (let at = 0; at < bytes.length;) at += fs.writeSync(fd, bytes, at, bytes.length - at, position + at);
 }
 
 function segmentNumber(file: string): number {

@@ -213,6 +213,11 @@ export const envSchema = z.object({
   /** The longest an answer waits for its usage to be written before it ends anyway (the write goes on). */
   TEXT_SETTLE_WAIT_MS: int(0, 600_000).default(5000),
   /**
+   * The longest an answer waits for its settlement's fdatasync in the local journal; past it the
+   * answer ends with the line in the page cache (a kill -9 keeps it) and its sync under way.
+   */
+  TEXT_JOURNAL_SYNC_WAIT_MS: int(0, 600_000).default(2),
+  /**
    * How long an answered request's settlement waits, in the local journal, to share the store's
    * next statement with others (0: written at once, one statement per request when they do not overlap).
    */

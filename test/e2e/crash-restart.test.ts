@@ -164,7 +164,10 @@ test('npm start killed as a whole process group resumes its tasks in flight when
   }
 
   await killGroup(first);
-  for (const port of [env.PORT, env.TEMPORAL_DEV_PORT, env.SIMULATOR_PORT]) expect(await portOpen(Number(port))).toBe(false);
+  // The group's other processes die a moment after its leader, whose exit killGroup waits for.
+  for (const port of [env.PORT, env.TEMPORAL_DEV_PORT, env.SIMULATOR_PORT]) {
+    await waitFor(`port ${port} closed`, async () => !(await portOpen(Number(port))), 10_000);
+  }
 
   const second = start('dist/src/main.js', env, 'crash-npm-start-2');
   expect(await banner(second)).not.toMatch(/Demo API key/);

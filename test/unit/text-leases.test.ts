@@ -18,6 +18,7 @@ import { SettlementJournal } from '../../src/billing/settlement-journal';
 import { TextHolds, TooManyTextRequests, type TextHoldRequest } from '../../src/billing/text-holds';
 import { TextLeases } from '../../src/billing/text-leases';
 import { UsageRecorder, type UsageRecord } from '../../src/billing/usage';
+import { journalLines } from '../support/journal-folder';
 import { auditLedger } from '../../src/billing/audit';
 import type { Db } from '../../src/store/db';
 import { BOTH_STORES, auditAndClose, openLedgerStore, type OpenedStore } from '../support/stores';
@@ -165,12 +166,7 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     const key = await keys.issue('billed', { quota: 1_000_000 });
     const { leases, usage } = process_(opened, dir, 'gw_a', 1000, 60_000);
     const holdId = await leases.hold(request(key.id, 10_000));
-    const lines = () =>
-      fs
-        .readdirSync(dir)
-        .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n'))
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = () => journalLines(dir).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines()).toEqual([expect.objectContaining({ hold: holdId, keyId: key.id, amount: 10_000 })]);
     await usage.settle({ holdId, keyId: key.id, usage: answered(key.id, 1000) });
     expect(lines()).toEqual([expect.objectContaining({ hold: holdId }), expect.objectContaining({ holdId, price: 3000, consumed: 3000 })]);
