@@ -96,7 +96,7 @@ const ANTHROPIC_SHAPED: ReadonlySet<string> = new Set(['/v1/messages']);
  * The HTTP edge, composed in order: the request's span (tracing on), request id + access log,
  * error mapping, the request target's check (a path or query that does not decode is a 400),
  * the per-address limit of failed authentications, then the route families, each behind the
- * authentication it needs.
+ * authentication it needs, the text endpoints first.
  */
 export function createApp(deps: ApiDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: false });
@@ -132,6 +132,15 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
     ),
   );
 
+  // The text endpoints first, the busiest paths: every router in front of them is one more
+  // path match and one more layer per request. /v1/messages takes x-api-key too and answers in
+  // Anthropic's shape (its router has its own key check).
+  app.use(messagesRoutes(routeDeps).routes());
+  const text = new Router<GatewayState>();
+  text.use('/v1/chat/completions', bearerAuth(deps.keys, deps.limiter, consoleAuth));
+  text.use(chatCompletionsRoutes(deps).routes());
+  app.use(text.routes());
+
   // Health (see health.ts): liveness, readiness, and the detailed report.
   const open = new Router<GatewayState>();
   const readiness = createReadinessProbe({ db: deps.db, health: deps.health });
@@ -166,18 +175,15 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   admin.use(adminWebhookRoutes(deps).routes());
   app.use(admin.routes());
 
-  // Before the /v1 router: these take x-api-key too, and messages answers in Anthropic's shape.
-  app.use(messagesRoutes(routeDeps).routes());
+  // Before the /v1 router: /v1/models takes x-api-key too.
   app.use(modelRoutes(routeDeps).routes());
 
   const v1 = new Router<GatewayState>();
   v1.use('/v1', bearerAuth(deps.keys, deps.limiter, consoleAuth));
   v1.use(videoRoutes(deps).routes());
   v1.use(videosRoutes(deps).routes());
-  v1.use(chatCompletionsRoutes(deps).routes());
   v1.use(responsesRoutes({ ...deps, responses: deps.responses ?? new ResponseStore(deps.db), webhooks: new WebhookStore(deps.db) }).routes());
   v1.use(keyWebhookRoutes(deps).routes());
-  // Last: every router in front of chat completions is one more path match per text request.
   v1.use(billingRoutes(deps).routes());
   app.use(v1.routes());
 

@@ -236,7 +236,14 @@ function holdRefusal(err: unknown, ceiling: { inputTokens: number; outputTokens:
   return err;
 }
 
+/** Resolves when `promise` settles, or after `ms`, whichever comes first (one promise, one timer: it runs per request). */
 function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    promise.then(done, done);
+  });
 }

@@ -13,8 +13,8 @@ export interface TextUpstreamRequest {
   url: string;
   headers: Record<string, string>;
   body: Buffer;
-  /** Aborts the request (client gone); the response stream is destroyed with it. */
-  signal: AbortSignal;
+  /** Aborts the request (client gone); the response stream is destroyed with it. None: it runs to its answer. */
+  signal?: AbortSignal;
   /** The longest wait for response headers. */
   timeoutMs: number;
   /** The channel's name, for the attempt's span (tracing on). */
@@ -29,7 +29,8 @@ function sendOnce(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
       method: 'POST',
       agent,
       headers: { ...req.headers, 'content-length': String(req.body.length) },
-      signal: req.signal,
+      // Only when there is one: a signal costs the request an abort listener.
+      ...(req.signal && { signal: req.signal }),
     });
     const timer = setTimeout(() => out.destroy(new UpstreamConnectionError('timeout')), req.timeoutMs);
     out.once('response', (res) => {
@@ -75,10 +76,10 @@ async function sendWithRetry(req: TextUpstreamRequest): Promise<http.IncomingMes
   try {
     res = await againIfStale(
       () => sendOnce(req),
-      () => !req.signal.aborted,
+      () => !req.signal?.aborted,
     );
   } catch (err) {
-    if (!req.signal.aborted) metrics.upstreamRequests.inc({ channel: req.channel, kind: 'text', status: upstreamStatusLabel(null) });
+    if (!req.signal?.aborted) metrics.upstreamRequests.inc({ channel: req.channel, kind: 'text', status: upstreamStatusLabel(null) });
     throw err;
   }
   metrics.upstreamRequests.inc({ channel: req.channel, kind: 'text', status: String(res.statusCode ?? 502) });

@@ -262,7 +262,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
   const { protocol } = req;
   let failure: Failure | null = null;
   // A non-streamed request is not abandoned when its client leaves (see ProxyRequest.signal).
-  const upstreamSignal = req.stream ? req.signal : new AbortController().signal;
+  const upstreamSignal = req.stream ? req.signal : undefined;
   // Time spent waiting on upstreams (failed attempts included), so the gateway's own share of
   // the answer's time can be told apart (gateway_text_added_latency_seconds).
   let upstreamNs = 0n;
@@ -296,7 +296,7 @@ export async function proxyText(req: ProxyRequest, health: ChannelHealth, limits
         }),
       );
     } catch (err) {
-      if (upstreamSignal.aborted) throw new ClientGoneError();
+      if (upstreamSignal?.aborted) throw new ClientGoneError();
       const reason = err instanceof UpstreamConnectionError ? err.message : String(err);
       health.failed(channel.name, reason);
       req.log.warn({ channel: channel.name, reason }, 'text channel failed; trying the next');

@@ -14,6 +14,7 @@ import { startGateway, type Gateway } from '../support/stack';
 const HEADERS_TIMEOUT_MS = 1500;
 const REQUEST_TIMEOUT_MS = 3000;
 const MAX_CONNECTIONS = 24;
+const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
 let gw: Gateway;
 let key: string;
@@ -26,6 +27,7 @@ beforeAll(async () => {
       HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
       HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+      MAX_JSON_BODY_BYTES: String(MAX_JSON_BODY_BYTES),
     },
   });
   key = await gw.issueKey('edge-http');
@@ -78,6 +80,37 @@ test('a client dripping its body is cut off at the request deadline', async () =
   const { closedAfterMs } = await drip(head, ' ', 200, 20_000);
   expect(closedAfterMs).not.toBeNull();
   expect(closedAfterMs!).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
+}, 30_000);
+
+test('a chunked body that goes on past MAX_JSON_BODY_BYTES gets 413, and the connection is closed instead of read to its end', async () => {
+  const { status, closed } = await new Promise<{ status: string; closed: boolean }>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    let received = '';
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = setTimeout(() => finish(false), 10_000);
+    const finish = (closed: boolean) => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      socket.destroy();
+      resolve({ status: received.split('\r\n')[0] ?? '', closed });
+    };
+    socket.on('connect', () => {
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      );
+      // Twice the limit a second, for as long as the server reads it.
+      timer = setInterval(() => {
+        for (let i = 0; i < 4 && !socket.destroyed; i++)
+          socket.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
+      }, 100);
+    });
+    socket.on('data', (d) => (received += d.toString('latin1')));
+    socket.on('error', () => finish(true));
+    socket.on('close', () => finish(true));
+  });
+  expect(status).toBe('HTTP/1.1 413 Payload Too Large');
+  expect(closed).toBe(true);
 }, 30_000);
 
 test('a stream that lasts longer than the request deadline is not cut', async () => {
