@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { InvalidRequestError, PayloadTooLargeError } from '../errors';
 import type { GatewayState } from '../context';
@@ -21,7 +21,7 @@ export function jsonBody(limitBytes: number): Middleware<GatewayState> {
     }
     const declared = Number(ctx.get('content-length'));
     if (Number.isFinite(declared) && declared > limitBytes) throw new PayloadTooLargeError(limitBytes);
-    const raw = await readBody(ctx.req, ctx.res, limitBytes);
+    const raw = await readBody(ctx.req, limitBytes);
     // JSON is UTF-8 (RFC 8259). Decoding would silently turn bad bytes into U+FFFD, while the
     // text proxy forwards the bytes themselves; isUtf8 is a vectorised check, cheap on 20 MB.
     if (!isUtf8(raw)) throw new InvalidRequestError('The request body is not valid UTF-8.', null, 'invalid_json');
@@ -43,12 +43,12 @@ export function jsonBody(limitBytes: number): Middleware<GatewayState> {
 
 /**
  * The request's body, whole; over `limitBytes` (a chunked body that declared no length) it is a
- * 413, after which the connection is closed rather than read to its end. Read with the stream's events rather
+ * 413, and the rest is not read. Read with the stream's events rather
  * than an async iterator, which costs every request several promises and a reader object. The
  * connection failing before the end (the client left, or HTTP_REQUEST_TIMEOUT_MS cut it off) is
  * the client's error, not an unhandled one.
  */
-function readBody(req: IncomingMessage, res: ServerResponse, limitBytes: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -63,9 +63,10 @@ function readBody(req: IncomingMessage, res: ServerResponse, limitBytes: number)
       size += chunk.length;
       if (size <= limitBytes) chunks.push(chunk);
       else {
-        // The rest is not read: the 413 goes out and the connection is closed after it.
+        // The rest is not read: the 413 goes out, and the request deadline (HTTP_REQUEST_TIMEOUT_MS)
+        // closes the connection. Closing it at once would reset it under the bytes still coming,
+        // and the client could lose the 413 with them.
         req.pause();
-        if (!res.headersSent) res.setHeader('connection', 'close');
         stop(new PayloadTooLargeError(limitBytes));
       }
     };
