@@ -6,12 +6,13 @@ import { fsyncPath } from '../system/fsync';
 /**
  * A local, append-only journal of text holds and settlements: what lets a text request take
  * its hold and end its answer without a statement to the database, and without a kill -9
- * losing either. Every line is written at once, synchronously: in the page cache when the call
- * returns, which a killed process's files keep. A hold is recorded (record) before its request
- * goes upstream and reaches the disk with the next sync, SYNC_SOON_MS later at the latest. A
- * settlement is appended (append) before its answer ends, which waits for the line's fdatasync
- * for at most `syncWaitMs` (lines written during one sync share the next: a group commit), and
- * UsageRecorder writes it to the store in batches. An entry stays on disk until the store has
+ * losing either. Each line is written from this thread, synchronously (in the page cache once it
+ * is written, which a killed process's files keep). A hold is recorded (record) at once, before
+ * its request goes upstream, and reaches the disk with the next sync, SYNC_SOON_MS later at the
+ * latest. A settlement is appended (append) before its answer ends, which waits for the line's
+ * fdatasync for at most `syncWaitMs`: appends made while a sync runs are written together when
+ * it ends and share the next (a group commit), and one whose wait ends first is written then.
+ * UsageRecorder writes them to the store in batches. An entry stays on disk until the store has
  * committed it; the process that finds this one dead writes what it left
  * (UsageRecorder.recover): a settlement at its price, a hold with no settlement (its answer
  * never ended) in full. That is idempotent: a usage record's id is its hold's.
@@ -33,6 +34,10 @@ export class SettlementJournal {
   private sequence = 0;
   /** The sync that takes recorded lines to disk when no append does it sooner. */
   private soon: NodeJS.Timeout | null = null;
+  /** Appends whose lines wait for the sync under way to end before they are written. */
+  private queued: Waiter[] = [];
+  /** flush() runs: an append queues its line rather than write it. */
+  private flushing = false;
   /** Appends waiting for their sync, in the order their wait ends (syncWaitMs after each). */
   private bounded: Waiter[] = [];
   private boundTimer: NodeJS.Timeout | null = null;
@@ -68,21 +73,21 @@ export class SettlementJournal {
    * the entry.
    */
   append(line: string): Promise<JournalMark> {
-    let segment: Segment;
-    try {
-      segment = this.write(line);
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
     if (this.syncWaitMs <= 0) {
-      this.syncSoon();
-      return Promise.resolve(segment);
+      try {
+        const segment = this.write([line]);
+        this.syncSoon();
+        return Promise.resolve(segment);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
     }
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { ended: false, deadline: performance.now() + this.syncWaitMs, resolve: () => resolve(segment), reject };
-      segment.waiters.push(waiter);
+      const waiter: Waiter = { line, segment: null, ended: false, deadline: performance.now() + this.syncWaitMs, resolve, reject };
       if (Number.isFinite(this.syncWaitMs)) this.bound(waiter);
-      void this.sync(segment);
+      // While a sync runs, lines wait for its end and go out together, in one write and the next sync.
+      this.queued.push(waiter);
+      if (!this.flushing) void this.flush();
     });
   }
 
@@ -92,7 +97,7 @@ export class SettlementJournal {
    * next sync. Throws when the file cannot take it.
    */
   record(line: string): JournalMark {
-    const segment = this.write(line);
+    const segment = this.write([line]);
     this.syncSoon();
     return segment;
   }
@@ -128,6 +133,7 @@ export class SettlementJournal {
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.writeQueued();
     if (this.soon) clearTimeout(this.soon);
     this.soon = null;
     if (this.current) this.seal(this.current);
@@ -174,9 +180,9 @@ export class SettlementJournal {
     return { lines, remove: () => files.forEach(({ file }) => fs.rmSync(file, { force: true })) };
   }
 
-  /** Writes one line into the current file, from this thread: a page-cache write costs less than a trip through the thread pool. */
-  private write(line: string): Segment {
-    const bytes = Buffer.from(line + '\n');
+  /** Writes lines into the current file, from this thread: a page-cache write costs less than a trip through the thread pool. */
+  private write(lines: readonly string[]): Segment {
+    const bytes = Buffer.from(lines.join('\n') + '\n');
     const segment = this.segment(bytes.length);
     try {
       writeAll(segment.fd, bytes, segment.bytes);
@@ -186,9 +192,42 @@ export class SettlementJournal {
       throw err;
     }
     segment.bytes += bytes.length;
-    segment.outstanding++;
+    segment.outstanding += lines.length;
     segment.dirty = true;
     return segment;
+  }
+
+  /** Writes the appends' lines waiting for a sync to end, in one write, and hands them to that file's next sync. */
+  private writeQueued(): void {
+    const batch = this.queued;
+    if (batch.length === 0) return;
+    this.queued = [];
+    let segment: Segment;
+    try {
+      segment = this.write(batch.map((w) => w.line));
+    } catch (err) {
+      for (const w of batch) end(w, err as Error);
+      return;
+    }
+    for (const w of batch) {
+      w.segment = segment;
+      segment.waiters.push(w);
+    }
+  }
+
+  /** Writes what waits and syncs the current file, until no append waits: one sync at a time, each for all lines before it. */
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      for (;;) {
+        this.writeQueued();
+        const segment = this.current;
+        if (!segment?.dirty) break;
+        await this.sync(segment);
+      }
+    } finally {
+      this.flushing = false;
+    }
   }
 
   /** A sync of the current file SYNC_SOON_MS from now, unless one is due already. */
@@ -237,18 +276,20 @@ export class SettlementJournal {
   /** Ends the append's wait `syncWaitMs` after its write, if its sync has not ended it sooner. */
   private bound(waiter: Waiter): void {
     this.bounded.push(waiter);
-    this.boundTimer ??= setTimeout(() => this.endDueWaits(), this.syncWaitMs);
+    this.boundTimer ??= setTimeout(() => this.endDueWaits(), this.syncWaitMs).unref();
   }
 
   private endDueWaits(): void {
     this.boundTimer = null;
     const now = performance.now();
+    // An append is let go only with its line written: in the page cache, which a kill -9 keeps.
+    if (this.bounded.some((w) => !w.ended && w.deadline <= now && w.segment === null)) this.writeQueued();
     let due = 0;
     while (due < this.bounded.length && (this.bounded[due].ended || this.bounded[due].deadline <= now)) end(this.bounded[due++], null);
     this.bounded.splice(0, due);
     const next = this.bounded.find((w) => !w.ended);
     if (!next) this.bounded = [];
-    else this.boundTimer = setTimeout(() => this.endDueWaits(), Math.max(1, next.deadline - now));
+    else this.boundTimer = setTimeout(() => this.endDueWaits(), Math.max(1, next.deadline - now)).unref();
   }
 
   /**
@@ -406,9 +447,12 @@ interface Segment extends SpareFile {
 
 /** An append waiting for its sync, until `deadline` (performance.now()) at most. */
 interface Waiter {
+  line: string;
+  /** The file its line was written to; null while it waits for the sync under way to end. */
+  segment: Segment | null;
   ended: boolean;
   deadline: number;
-  resolve: () => void;
+  resolve: (mark: JournalMark) => void;
   reject: (err: Error) => void;
 }
 
@@ -416,8 +460,8 @@ interface Waiter {
 function end(waiter: Waiter, err: Error | null): void {
   if (waiter.ended) return;
   waiter.ended = true;
-  if (err) waiter.reject(err);
-  else waiter.resolve();
+  if (err || !waiter.segment) waiter.reject(err ?? new Error('the line was not written'));
+  else waiter.resolve(waiter.segment);
 }
 
 function newSegment(file: SpareFile, now: number): Segment {

@@ -150,6 +150,42 @@ describe('an append waits for its sync at most syncWaitMs', () => {
     await journal.close();
   });
 
+  test('appends made while a sync runs are written together when it ends, and share the next sync', async () => {
+    const journal = new SettlementJournal(folder.dir, 'gw_me', { syncWaitMs: 5000 });
+    await journal.append('{"n":0}');
+    // The next file is made ahead in the background, with a sync of its own: made before the count.
+    const spare = path.join(folder.dir, 'gw_me-2.jsonl');
+    await waitUntil(() => fs.existsSync(spare) && fs.statSync(spare).size === 64 * 1024);
+    await new Promise((r) => setTimeout(r, 20));
+    slowDisk(100);
+    const synced = fs.fdatasync as unknown as { mock: { calls: unknown[] } };
+    const first = journal.append('{"n":1}');
+    await new Promise((r) => setTimeout(r, 20));
+    const syncsBefore = synced.mock.calls.length;
+    const written = jest.spyOn(fs, 'writeSync');
+    // The sync of n:1 runs: these wait for it, unwritten, then go out in one write and one sync.
+    await Promise.all([first, ...Array.from({ length: 20 }, (_, i) => journal.append(`{"n":${i + 2}}`))]);
+    expect(written).toHaveBeenCalledTimes(1);
+    expect(synced.mock.calls.length - syncsBefore).toBe(1);
+    expect(folder.lines()).toEqual(Array.from({ length: 22 }, (_, i) => `{"n":${i}}`));
+    jest.restoreAllMocks();
+    await journal.close();
+  });
+
+  test('an append whose wait ends while the sync before it runs is written before it is let go', async () => {
+    const journal = new SettlementJournal(folder.dir, 'gw_me', { syncWaitMs: 30 });
+    await journal.append('{"n":0}');
+    slowDisk(400);
+    void journal.append('{"n":1}');
+    const started = Date.now();
+    await journal.append('{"n":2}');
+    expect(Date.now() - started).toBeLessThan(300);
+    // Let go at its deadline, with its line in the file (the page cache), not yet synced.
+    expect(folder.lines()).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);
+    jest.restoreAllMocks();
+    await journal.close();
+  });
+
   test('without a limit, the append ends with its sync', async () => {
     const journal = new SettlementJournal(folder.dir, 'gw_me');
     await journal.append('{"n":1}');
