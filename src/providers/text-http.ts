@@ -1,4 +1,4 @@
-import type http from 'node:http';
+import http from 'node:http';
 import { metrics, upstreamStatusLabel } from '../metrics/metrics';
 import { startUpstreamSpan, type UpstreamSpan } from '../telemetry/upstream-spans';
 import { againIfStale, transportFor, UpstreamConnectionError } from './keep-alive';
@@ -21,17 +21,48 @@ export interface TextUpstreamRequest {
   channel: string;
 }
 
+/** What a POST to one upstream URL always carries: parsed once per URL (a channel's endpoint). */
+interface UpstreamTarget {
+  request: typeof http.request;
+  options: http.RequestOptions;
+  /** The Host header: with array headers Node adds none itself. */
+  host: string;
+}
+
+const targets = new Map<string, UpstreamTarget | null>();
+
+/** The URL's request options, or null when Node must work them out itself (credentials in the URL). */
+function targetOf(urlString: string): UpstreamTarget | null {
+  let target = targets.get(urlString);
+  if (target === undefined) {
+    const url = new URL(urlString);
+    const { request, agent } = transportFor(url);
+    target =
+      url.username || url.password
+        ? null
+        : {
+            request,
+            // As Node's urlToHttpOptions has it: an IPv6 host without its brackets.
+            options: {
+              protocol: url.protocol,
+              hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+              port: url.port,
+              path: url.pathname + url.search,
+              method: 'POST',
+              agent,
+            },
+            host: url.host,
+          };
+    // Channels are few and fixed: the map stays as small.
+    if (targets.size < 1000) targets.set(urlString, target);
+  }
+  return target;
+}
+
 function sendOnce(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
-  const url = new URL(req.url);
-  const { request, agent } = transportFor(url);
+  const target = targetOf(req.url);
   return new Promise((resolve, reject) => {
-    const out = request(url, {
-      method: 'POST',
-      agent,
-      headers: { ...req.headers, 'content-length': String(req.body.length) },
-      // Only when there is one: a signal costs the request an abort listener.
-      ...(req.signal && { signal: req.signal }),
-    });
+    const out = target ? requestWithRawHeaders(target, req) : requestFromUrl(req);
     const timer = setTimeout(() => out.destroy(new UpstreamConnectionError('timeout')), req.timeoutMs);
     out.once('response', (res) => {
       clearTimeout(timer);
@@ -43,6 +74,34 @@ function sendOnce(req: TextUpstreamRequest): Promise<http.IncomingMessage> {
       reject(new UpstreamConnectionError(code, out.reusedSocket));
     });
     out.end(req.body);
+  });
+}
+
+/**
+ * The request with its headers as a flat array, which Node writes as they are: an object costs a
+ * setHeader per header and the Host header worked out per request (5-6 % of a text request's CPU
+ * at 32 connections). Names and values are checked as setHeader would.
+ */
+function requestWithRawHeaders(target: UpstreamTarget, req: TextUpstreamRequest): http.ClientRequest {
+  const headers = ['host', target.host];
+  for (const [name, value] of Object.entries(req.headers)) {
+    http.validateHeaderName(name);
+    http.validateHeaderValue(name, value);
+    headers.push(name, value);
+  }
+  headers.push('content-length', String(req.body.length));
+  // Only when there is one: a signal costs the request an abort listener.
+  return target.request({ ...target.options, headers, ...(req.signal && { signal: req.signal }) });
+}
+
+function requestFromUrl(req: TextUpstreamRequest): http.ClientRequest {
+  const url = new URL(req.url);
+  const { request, agent } = transportFor(url);
+  return request(url, {
+    method: 'POST',
+    agent,
+    headers: { ...req.headers, 'content-length': String(req.body.length) },
+    ...(req.signal && { signal: req.signal }),
   });
 }
 
