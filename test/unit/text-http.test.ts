@@ -1,0 +1,58 @@
+/**
+ * The text proxy's upstream POST (src/providers/text-http.ts): headers go out as given, with the
+ * Host of the URL (IPv6 and credentials included) and the body's length; a header value that
+ * could split the request is refused before anything is sent.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { postText, readAll } from '../../src/providers/text-http';
+
+interface Seen {
+  host: string | undefined;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+async function server(host: string): Promise<{ port: number; seen: Seen[]; close: () => Promise<void> }> {
+  const seen: Seen[] = [];
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      seen.push({ host: req.headers.host, headers: req.headers, body });
+      res.end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => srv.listen(0, host, resolve));
+  return { port: (srv.address() as AddressInfo).port, seen, close: () => new Promise((r) => srv.close(() => r())) };
+}
+
+const post = (url: string, headers: Record<string, string>) =>
+  postText({ url, headers, body: Buffer.from('{"a":1}'), timeoutMs: 5000, channel: 'test' }).then((res) => readAll(res, 5000));
+
+test('headers, Host and Content-Length as the provider expects them, on IPv4 and IPv6', async () => {
+  for (const host of ['127.0.0.1', '::1']) {
+    const s = await server(host);
+    const hostPart = host.includes(':') ? `[${host}]` : host;
+    const body = await post(`http://${hostPart}:${s.port}/v1/chat/completions?x=1`, { authorization: 'Bearer sk-up', 'x-custom': 'yes' });
+    expect(body.toString()).toBe('{"ok":true}');
+    expect(s.seen[0]).toMatchObject({ host: `${hostPart}:${s.port}`, body: '{"a":1}' });
+    expect(s.seen[0].headers).toMatchObject({ authorization: 'Bearer sk-up', 'x-custom': 'yes', 'content-length': '7', connection: 'keep-alive' });
+    await s.close();
+  }
+});
+
+test('a URL with credentials sends them as Basic authorization', async () => {
+  const s = await server('127.0.0.1');
+  await post(`http://user:pass@127.0.0.1:${s.port}/v1/messages`, { 'x-api-key': 'k' });
+  expect(s.seen[0].headers.authorization).toBe(`Basic ${Buffer.from('user:pass').toString('base64')}`);
+  expect(s.seen[0].headers['x-api-key']).toBe('k');
+  await s.close();
+});
+
+test('a header value with a line break is refused and nothing reaches the provider', async () => {
+  const s = await server('127.0.0.1');
+  await expect(post(`http://127.0.0.1:${s.port}/v1/messages`, { 'anthropic-beta': 'a\r\nx-injected: 1' })).rejects.toThrow();
+  expect(s.seen).toEqual([]);
+  await s.close();
+});
