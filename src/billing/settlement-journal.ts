@@ -66,11 +66,11 @@ export class SettlementJournal {
   }
 
   /**
-   * Writes one line (no newline in it) at once and resolves with the entry's mark when its
-   * fdatasync is done, or `syncWaitMs` after the write if that comes first (the line is in the
-   * page cache then, on disk with the sync under way). Rejects when the file cannot take the
-   * line, or its sync fails within the wait. Hand the mark to committed() when the store has
-   * the entry.
+   * Writes one line (no newline in it), at once or with the others that wait for the sync under
+   * way, and resolves with the entry's mark when its fdatasync is done, or `syncWaitMs` after the
+   * call if that comes first (the line is written then, in the page cache, and on disk with the
+   * sync under way). Rejects when the file cannot take the line, or its sync fails within the
+   * wait. Hand the mark to committed() when the store has the entry.
    */
   append(line: string): Promise<JournalMark> {
     if (this.syncWaitMs <= 0) {
