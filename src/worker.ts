@@ -98,6 +98,7 @@ export async function createGatewayWorker(
     settleCompleted: (taskId) => billing.completeTask(taskId),
     progressEveryMs: env.PROGRESS_UPDATE_MS,
     progressStep: env.PROGRESS_UPDATE_STEP,
+    pollGridMs: env.UPSTREAM_POLL_GRID_MS,
     log: logger,
   });
   // Completion webhooks: the announce step starts delivery workflows on this task queue. The
@@ -131,6 +132,7 @@ export async function createGatewayWorker(
     timeouts: { requestMs: env.UPSTREAM_TIMEOUT_MS, pollMs: Math.min(env.UPSTREAM_TIMEOUT_MS, RESPONSE_POLL_TIMEOUT_MS) },
     announce: webhookActivities.announceTerminal,
     logger,
+    pollGridMs: env.UPSTREAM_POLL_GRID_MS,
   });
   const activities = { ...videoActivities, ...createBillingActivities(billing), ...webhookActivities, ...responseActivities };
   // Loaded only with tracing on: without it no OpenTelemetry module is ever required.

@@ -31,6 +31,7 @@ import { FAILURE_TYPES } from '../workflows/video-task-types';
 import { asFailure, asSubmitFailure, heartbeating, mapErrors } from './video-activities';
 import { sleepUnlessCancelled } from '../system/abortable-sleep';
 import { HeartbeatPacer } from './heartbeat-pacer';
+import { onPollGrid, pollGridStep } from './poll-grid';
 
 export interface ResponseActivityDeps {
   store: ResponseStore;
@@ -42,6 +43,8 @@ export interface ResponseActivityDeps {
   /** The completion webhook's announce (webhooks/activities.ts). */
   announce: (input: AnnounceInput) => Promise<AnnounceResult>;
   logger: Logger;
+  /** Polls fall on a grid of this many ms, shared with the video jobs' (poll-grid.ts); 0: off. */
+  pollGridMs: number;
 }
 
 /** How long a close waits for the upstream delete of a response deleted while it ran. */
@@ -123,8 +126,9 @@ export function createResponseActivities(deps: ResponseActivityDeps) {
       const beatIfStale = () => {
         if (heartbeats.isStale()) heartbeats.send({ status: last });
       };
+      const gridStep = pollGridStep(deps.pollGridMs, input.pollMs);
       for (;;) {
-        await sleepUnlessCancelled(ctx.cancellationSignal, input.pollMs);
+        await sleepUnlessCancelled(ctx.cancellationSignal, onPollGrid(Date.now() + input.pollMs, gridStep) - Date.now());
         if (Date.now() > input.deadline) throw ApplicationFailure.nonRetryable('The response did not finish before its deadline.', RESPONSE_TIMEOUT);
         let upstream: ResponseObject;
         try {

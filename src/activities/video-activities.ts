@@ -55,6 +55,8 @@ export interface VideoActivityDeps {
   progressEveryMs: number;
   /** ... and once it has moved at least this many points (watch-job.ts). */
   progressStep: number;
+  /** Polls fall on a grid of this many ms, shared by every job (poll-grid.ts); 0: off. */
+  pollGridMs: number;
   /** Where what concerns a channel rather than one task goes (a provider that refuses to list its jobs). */
   log?: Logger;
 }
@@ -419,7 +421,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
           store: (download, beat) => storeFile(input.taskId, input.channel, download, () => beat()),
           asFailure,
         },
-        { progressEveryMs: deps.progressEveryMs, progressStep: deps.progressStep },
+        { progressEveryMs: deps.progressEveryMs, progressStep: deps.progressStep, pollGridMs: deps.pollGridMs },
       );
     },
 

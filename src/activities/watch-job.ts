@@ -26,6 +26,7 @@ import type { DownloadRef, PollResult } from '../providers/video-upstream';
 import { parseJobProgress } from '../tasks/job-progress';
 import { sleepUnlessCancelled } from '../system/abortable-sleep';
 import { HeartbeatPacer } from './heartbeat-pacer';
+import { onPollGrid, pollGridStep } from './poll-grid';
 import { estimateProgress, nextProgress } from '../workflows/progress';
 import type { JobProgress, StoredVideoResult, WatchJobInput, WatchJobResult } from '../workflows/video-task-types';
 
@@ -40,6 +41,8 @@ export interface JobWatchOptions {
   progressEveryMs: number;
   /** Progress is sent once it has moved this many points (1-100) since the last one sent. */
   progressStep: number;
+  /** Polls fall on multiples of this many ms (at most a quarter interval; 0: off): poll-grid.ts. */
+  pollGridMs: number;
 }
 
 export interface JobWatchSteps {
@@ -79,10 +82,11 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
   let outageSince: number | undefined;
   let storeFailures = 0;
   let waitMs = input.pollMs;
+  const gridStep = pollGridStep(opts.pollGridMs, input.pollMs);
   for (;;) {
     if (Date.now() > input.deadline) return { phase: 'timeout', last: at };
-    const afterMs = Math.min(waitMs, Math.max(0, input.deadline - Date.now()) + 1);
-    const dueAt = Date.now() + afterMs;
+    const dueAt = onPollGrid(Date.now() + Math.min(waitMs, Math.max(0, input.deadline - Date.now()) + 1), gridStep);
+    const afterMs = dueAt - Date.now();
     waitMs = input.pollMs;
     // Cancellation-aware: a cancelled task stops in this sleep or the poll (the cancel arrives
     // with a heartbeat's answer), with its CancelledFailure (asFailure passes it on unchanged).

@@ -225,6 +225,8 @@ export const envSchema = z.object({
   /** An API process silent this long is dead: any other settles its text holds in full. */
   TEXT_HOLD_ORPHAN_SECONDS: int(3, 86_400).default(60),
   UPSTREAM_POLL_MS: int(50, 600_000).optional(),
+  /** Polls of running jobs fall on multiples of this many ms (at most a quarter of the interval), so they share the worker's wakeups; 0: off. */
+  UPSTREAM_POLL_GRID_MS: int(0, 60_000).default(100),
   /** openai-videos channels poll their running jobs by listing them, unless a channel's poll_by_list says otherwise. */
   UPSTREAM_POLL_BY_LIST: bool.default(false),
   /** A running job's progress reaches status reads at most this often (each update is a write on Temporal). */

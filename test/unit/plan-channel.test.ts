@@ -41,6 +41,7 @@ const activities = createVideoActivities({
   upstreamTimeoutMs: 1000,
   progressEveryMs: 0,
   progressStep: 1,
+  pollGridMs: 0,
 } as unknown as VideoActivityDeps);
 
 test('the first channel by priority, the others serving the model as fallbacks, each with its own settings', async () => {

@@ -49,6 +49,7 @@ test('a response polled a hundred times sends a heartbeat per change of status a
     timeouts,
     announce: async () => ({ skipped: 'no_target' }),
     logger: pino({ level: 'silent' }),
+    pollGridMs: 100,
   });
   const heartbeatTimeoutMs = 400;
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs });

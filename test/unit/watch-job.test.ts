@@ -9,6 +9,7 @@ import { metrics } from '../../src/metrics/metrics';
 import type { PollResult } from '../../src/providers/video-upstream';
 import type { JobProgress, WatchJobInput, WatchJobResult } from '../../src/workflows/video-task-types';
 import { WATCH_HEARTBEAT_MAX_MS, watchHeartbeatTimeoutMs } from '../../src/workflows/watch-heartbeat';
+import { onPollGrid, pollGridStep } from '../../src/activities/poll-grid';
 
 const POLL_MS = 2;
 const POLLS = 120;
@@ -55,7 +56,7 @@ async function watch(opts: WatchOptions): Promise<{ beats: JobProgress[]; polls:
         store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
         asFailure: (err) => err,
       },
-      { progressEveryMs: opts.progressEveryMs, progressStep: opts.progressStep },
+      { progressEveryMs: opts.progressEveryMs, progressStep: opts.progressStep, pollGridMs: 0 },
     ),
   );
   return { beats, polls, result, elapsedMs: Date.now() - startedAt };
@@ -129,7 +130,7 @@ test('a poll that answers at once cannot make the loop spin: each is asked after
         store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
         asFailure: (err) => err,
       },
-      { progressEveryMs: 0, progressStep: 1 },
+      { progressEveryMs: 0, progressStep: 1, pollGridMs: 0 },
     ),
   );
   expect(askedAt).toHaveLength(6);
@@ -162,7 +163,7 @@ test("an early answer is acted on at the job's due time: the next poll and the d
         },
         asFailure: (err) => err,
       },
-      { progressEveryMs: 0, progressStep: 1 },
+      { progressEveryMs: 0, progressStep: 1, pollGridMs: 0 },
     ),
   );
   expect(dues).toHaveLength(4);
@@ -192,7 +193,7 @@ async function watchEstimated(expectedJobMs: number, heartbeatTimeoutMs: number)
         store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
         asFailure: (err) => err,
       },
-      { progressEveryMs: 0, progressStep: 10 },
+      { progressEveryMs: 0, progressStep: 10, pollGridMs: 0 },
     ),
   );
   return beats;
@@ -219,4 +220,39 @@ test('the heartbeat timeout of the watching step: two polls and 30 s, a quarter 
   expect(watchHeartbeatTimeoutMs({ pollMs: 10_000, expectedJobMs: 24 * 3_600_000 })).toBe(WATCH_HEARTBEAT_MAX_MS);
   // A poll interval longer than a quarter of the job keeps the floor: a slow poll is not a lost worker.
   expect(watchHeartbeatTimeoutMs({ pollMs: 600_000, expectedJobMs: 24 * 3_600_000 })).toBe(1_230_000);
+});
+
+test('on a grid, every poll is due on a multiple of its step and at least an interval after the last', async () => {
+  const pollMs = 240;
+  const gridMs = 50;
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 });
+  const dues: number[] = [];
+  await env.run(() =>
+    watchJob(
+      { ...input(), pollMs },
+      {
+        poll: async (dueAt): Promise<PollResult> => {
+          dues.push(dueAt);
+          return dues.length > 4 ? { phase: 'succeeded', download: { url: 'http://upstream.invalid/job_1.mp4' } } : { phase: 'running', progress: null };
+        },
+        pollLeadMs: 0,
+        store: async () => ({ key: 'videos/vidgen3:1-abc.mp4', contentType: 'video/mp4', bytes: 1024, chargeSettled: true }),
+        asFailure: (err) => err,
+      },
+      { progressEveryMs: 0, progressStep: 10, pollGridMs: gridMs },
+    ),
+  );
+  expect(dues).toHaveLength(5);
+  for (const due of dues) expect(due % gridMs).toBe(0);
+  for (let i = 1; i < dues.length; i++) expect(dues[i]! - dues[i - 1]!).toBeGreaterThanOrEqual(pollMs);
+});
+
+test('the grid: rounded up to its step, a step of at most a quarter interval, and 0 leaves times as they are', () => {
+  expect(onPollGrid(1_234, 100)).toBe(1_300);
+  expect(onPollGrid(1_300, 100)).toBe(1_300);
+  expect(onPollGrid(1_234, 0)).toBe(1_234);
+  expect(pollGridStep(100, 10_000)).toBe(100);
+  expect(pollGridStep(100, 200)).toBe(50);
+  expect(pollGridStep(100, 2)).toBe(0);
+  expect(pollGridStep(0, 10_000)).toBe(0);
 });

@@ -126,7 +126,8 @@ export function fakeActivities(overrides: Partial<Activities> = {}, options: { s
           store: (download) => activities.storeVideo({ taskId: input.taskId, channel: input.channel, download }),
           asFailure: (err) => err,
         },
-        { progressEveryMs: 0, progressStep: 1 },
+        // The worker's default grid: capped at a quarter of the harness's short poll interval.
+        { progressEveryMs: 0, progressStep: 1, pollGridMs: 100 },
       );
     },
     async storeVideo(input) {
