@@ -19,7 +19,7 @@ import { createLogger } from './log';
 import { startApiServer } from './api/server';
 import { startMetricsServer } from './metrics/metrics-server';
 import { openStore } from './store/open';
-import { superviseDevServer } from './temporal/dev-server-supervisor';
+import { superviseDevServer, type SupervisedDevServer } from './temporal/dev-server-supervisor';
 import { ensureRetention } from './temporal/namespace-retention';
 import { taskQueuePollers } from './temporal/pollers';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
@@ -40,11 +40,15 @@ async function main(): Promise<void> {
   const logger = createLogger(env.LOG_LEVEL);
   installTemporalRuntime(logger, false, env.TEMPORAL_METRICS_ADDRESS);
   const stops: Stop[] = [];
+  let devServer: SupervisedDevServer | undefined;
   let stopping = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
     logger.info({ exitCode: code }, 'stopping');
+    // Before the ordered stops: with a terminal's Ctrl-C the dev server got SIGINT too, and its
+    // exit before its turn below is part of this stop, not a crash to restart it from.
+    devServer?.expectExit();
     // A stop that waits on something gone (a worker draining towards an absent Temporal)
     // must not keep a process that should exit from exiting.
     setTimeout(() => {
@@ -92,6 +96,7 @@ async function main(): Promise<void> {
         onGiveUp: giveUp,
         hungAfterMs: env.SUPERVISOR_HUNG_SECONDS * 1000,
       });
+      devServer = server;
       stops.push(server.stop);
       uiUrl = server.uiUrl;
     }

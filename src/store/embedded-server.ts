@@ -99,6 +99,12 @@ async function main(): Promise<void> {
   const [dir, mode] = process.argv.slice(2) as [string, StoreMode];
   // The parent gone (even by SIGKILL) closes the channel: stop at once, see above.
   process.on('disconnect', () => process.exit(0));
+  // This process lives as long as its parent, which closes it last when it stops. A terminal's
+  // Ctrl-C (SIGINT to the whole process group) or a SIGTERM to the group reaches it too, and
+  // leaving then would take the store from under the parent's own stop (its text holds' retirement,
+  // its journal's last lines). SIGKILL still ends it, and the parent's exit does.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => undefined);
   let release: () => void = () => undefined;
   try {
     release = await acquireEngineLock(dir);

@@ -21,6 +21,11 @@ export interface SupervisedDevServer {
   /** The current server process (changes with every restart). */
   pid(): number | undefined;
   state(): DevServerState;
+  /**
+   * The gateway has begun to stop: an exit from now on is no crash to restart from. A terminal's
+   * Ctrl-C reaches the whole process group, so the server may exit before its turn to be stopped.
+   */
+  expectExit(): void;
   stop(): Promise<void>;
 }
 
@@ -120,15 +125,19 @@ export async function superviseDevServer(opts: DevServerSupervisorOptions): Prom
     }
   }
 
+  const expectExit = () => {
+    stopping.abort();
+    hungWatch?.stop();
+  };
   watch(server);
   return {
     address: server.address,
     uiUrl: server.uiUrl,
     pid: () => server.pid,
     state: () => state,
+    expectExit,
     async stop() {
-      stopping.abort();
-      hungWatch?.stop();
+      expectExit();
       await recovery;
       await server.stop();
       await probe.close();

@@ -6,46 +6,15 @@
  *   the Temporal dev server it spawned) killed with tasks in flight and started again on the
  *   same DATA_DIR: the tasks complete, and their videos download.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { SAMPLE_MP4 } from '../../simulator/assets';
 import { createTask, queryTask, waitForTerminal } from '../support/client';
 import { freePort, waitFor } from '../support/ports';
-import { ROOT, TEST_DATA } from '../support/processes';
+import { killGroup, startGroup, type GroupLeader } from '../support/process-group';
+import { TEST_DATA } from '../support/processes';
 import { embeddedEnv } from '../support/stack';
-
-interface Started {
-  proc: ChildProcess;
-  exited: Promise<void>;
-  log: string;
-}
-
-/** A compiled entry point in a process group of its own, so the group can be killed as a whole. */
-function startDetached(entry: string, env: Record<string, string>, logName: string): Started {
-  const log = path.join(TEST_DATA, `${logName}.log`);
-  const fd = fs.openSync(log, 'a');
-  const proc = spawn(process.execPath, [path.join(ROOT, entry)], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', fd, fd],
-    detached: true,
-  });
-  fs.closeSync(fd);
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  return { proc, exited, log };
-}
-
-/** SIGKILL to every process of the group: the power cord of a container, short of the kernel. */
-async function killGroup(s: Started): Promise<void> {
-  try {
-    process.kill(-s.proc.pid!, 'SIGKILL');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-  }
-  await s.exited;
-}
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -55,7 +24,7 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-const running: Started[] = [];
+const running: GroupLeader[] = [];
 afterAll(async () => {
   for (const s of running) {
     if (s.proc.exitCode !== null || s.proc.signalCode !== null) continue;
@@ -67,8 +36,8 @@ afterAll(async () => {
   }
 }, 60_000);
 
-function start(entry: string, env: Record<string, string>, logName: string): Started {
-  const s = startDetached(entry, env, logName);
+function start(entry: string, env: Record<string, string>, logName: string): GroupLeader {
+  const s = startGroup(entry, env, logName);
   running.push(s);
   return s;
 }
@@ -149,7 +118,7 @@ test('npm start killed as a whole process group resumes its tasks in flight when
   // The embedded simulator: it dies with the group, as in the demo.
   const env = await embeddedEnv(dataDir, { SIMULATOR_PORT: String(await freePort()) });
   const base = `http://127.0.0.1:${env.PORT}`;
-  const banner = async (s: Started) => {
+  const banner = async (s: GroupLeader) => {
     await waitFor('banner', async () => fs.existsSync(s.log) && fs.readFileSync(s.log, 'utf8').includes('Try it:'), 120_000, 200);
     return fs.readFileSync(s.log, 'utf8');
   };

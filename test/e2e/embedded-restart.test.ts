@@ -1,6 +1,8 @@
 /**
  * `npm start`'s process (dist/src/main.js): embedded Temporal dev server + worker + API.
  * SIGTERM stops every child; starting again on the same DATA_DIR resumes the task in flight.
+ * A terminal's Ctrl-C (SIGINT to the whole process group, children included) is an orderly
+ * stop too: nothing is restarted, and the store stays until the gateway has closed it.
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -8,6 +10,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { createTask, queryTask, waitForTerminal } from '../support/client';
 import { waitFor } from '../support/ports';
+import { killGroup, signalGroup, startGroup } from '../support/process-group';
 import { runNode, TEST_DATA, type Child } from '../support/processes';
 import { e2eEnv, embeddedEnv } from '../support/stack';
 
@@ -74,3 +77,33 @@ test('first start prints a demo key; SIGTERM stops all; a restart resumes the ta
   expect(final.status).toBe('completed');
   expect((await fetch(final.video_url!)).status).toBe(200);
 });
+
+test('Ctrl-C: SIGINT to the whole process group stops everything in order, exit 0, nothing restarted or left', async () => {
+  const ctrlCDir = path.join(TEST_DATA, 'embedded-ctrl-c');
+  fs.rmSync(ctrlCDir, { recursive: true, force: true });
+  const groupEnv = await embeddedEnv(ctrlCDir, { SIMULATOR_URL: e2eEnv().simulatorUrl });
+  const leader = startGroup('dist/src/main.js', groupEnv, 'embedded-ctrl-c');
+  try {
+    await waitFor('banner', async () => fs.existsSync(leader.log) && fs.readFileSync(leader.log, 'utf8').includes('Try it:'), 90_000, 200);
+    signalGroup(leader, 'SIGINT');
+    const code = await Promise.race([leader.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000))]);
+    expect(code).toBe(0);
+    const lines = fs
+      .readFileSync(leader.log, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    const from = lines.findIndex((l) => l.msg === 'stopping');
+    expect(from).toBeGreaterThanOrEqual(0);
+    const during = lines.slice(from);
+    expect(during.at(-1)?.msg).toBe('stopped');
+    // The dev server's exit on the group's SIGINT is the stop's, not a crash; the store answered
+    // the API's last writes (its text holds' retirement) before it was closed.
+    expect(during.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([]);
+    for (const port of [groupEnv.PORT, groupEnv.TEMPORAL_DEV_PORT]) {
+      await waitFor(`port ${port} closed`, async () => !(await portOpen(Number(port))), 10_000);
+    }
+  } finally {
+    await killGroup(leader);
+  }
+}, 150_000);
