@@ -62,11 +62,14 @@ const CACHE_TTL_MS = 30_000;
 const MISS_CACHE_MAX = 10_000;
 const MISS_CACHE_TTL_MS = 30_000;
 
-function hashKey(secret: string): Buffer {
-  // Every request hashes its key: crypto.hash (Node 20.12 and later) digests without a Hash
-  // object, for a third of createHash's CPU; older Nodes take the long way.
-  return typeof oneShotHash === 'function' ? oneShotHash('sha256', secret, 'buffer') : createHash('sha256').update(secret, 'utf8').digest();
-}
+/**
+ * Every request hashes its key: crypto.hash (Node 20.12 and later) digests without a Hash object,
+ * for a third of createHash's CPU; older Nodes take the long way. Chosen once, at load.
+ */
+const hashKey: (secret: string) => Buffer =
+  typeof oneShotHash === 'function'
+    ? (secret) => oneShotHash('sha256', secret, 'buffer')
+    : (secret) => createHash('sha256').update(secret, 'utf8').digest();
 
 function unixSeconds(value: Date | string): number {
   return Math.floor(new Date(value).getTime() / 1000);
