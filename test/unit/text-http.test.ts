@@ -42,11 +42,16 @@ test('headers, Host and Content-Length as the provider expects them, on IPv4 and
   }
 });
 
-test('a URL with credentials sends them as Basic authorization', async () => {
+test('a URL with credentials sends them as Basic authorization, unless the headers carry one', async () => {
   const s = await server('127.0.0.1');
   await post(`http://user:pass@127.0.0.1:${s.port}/v1/messages`, { 'x-api-key': 'k' });
   expect(s.seen[0].headers.authorization).toBe(`Basic ${Buffer.from('user:pass').toString('base64')}`);
   expect(s.seen[0].headers['x-api-key']).toBe('k');
+  // Percent-encoded credentials are decoded first; an authorization header of the channel's own wins.
+  await post(`http://us%40er:p%3Ass@127.0.0.1:${s.port}/v1/messages`, {});
+  expect(s.seen[1].headers.authorization).toBe(`Basic ${Buffer.from('us@er:p:ss').toString('base64')}`);
+  await post(`http://user:pass@127.0.0.1:${s.port}/v1/messages`, { authorization: 'Bearer sk-up' });
+  expect(s.seen[2].headers.authorization).toBe('Bearer sk-up');
   await s.close();
 });
 
