@@ -67,9 +67,7 @@ const MISS_CACHE_TTL_MS = 30_000;
  * for a third of createHash's CPU; older Nodes take the long way. Chosen once, at load.
  */
 const hashKey: (secret: string) => Buffer =
-  typeof oneShotHash === 'function'
-    ? (secret) => oneShotHash('sha256', secret, 'buffer')
-    : (secret) => createHash('sha256').update(secret, 'utf8').digest();
+  typeof oneShotHash === 'function' ? (secret) => oneShotHash('sha256', secret, 'buffer') : (secret) => createHash('sha256').update(secret, 'utf8').digest();
 
 function unixSeconds(value: Date | string): number {
   return Math.floor(new Date(value).getTime() / 1000);
