@@ -10,8 +10,8 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { createTask, queryTask, waitForTerminal } from '../support/client';
 import { waitFor } from '../support/ports';
-import { killGroup, signalGroup, startGroup } from '../support/process-group';
-import { runNode, TEST_DATA, type Child } from '../support/processes';
+import { killGroup, signalGroup, startGroup, type GroupLeader } from '../support/process-group';
+import { childPids, runNode, TEST_DATA, type Child } from '../support/processes';
 import { e2eEnv, embeddedEnv } from '../support/stack';
 
 const dataDir = path.join(TEST_DATA, 'embedded');
@@ -78,24 +78,39 @@ test('first start prints a demo key; SIGTERM stops all; a restart resumes the ta
   expect((await fetch(final.video_url!)).status).toBe(200);
 });
 
+/** main.js in a process group of its own on a fresh DATA_DIR, once its banner is printed. */
+async function startGroupMain(name: string): Promise<{ leader: GroupLeader; groupEnv: Record<string, string> }> {
+  const groupDir = path.join(TEST_DATA, name);
+  fs.rmSync(groupDir, { recursive: true, force: true });
+  const groupEnv = await embeddedEnv(groupDir, { SIMULATOR_URL: e2eEnv().simulatorUrl });
+  const leader = startGroup('dist/src/main.js', groupEnv, name);
+  await waitFor('banner', async () => fs.existsSync(leader.log) && fs.readFileSync(leader.log, 'utf8').includes('Try it:'), 90_000, 200);
+  return { leader, groupEnv };
+}
+
+/** The leader's exit code, or a sentence when it still runs after 30 s. */
+function exitWithin30s(leader: GroupLeader): Promise<number | null | string> {
+  return Promise.race([leader.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000))]);
+}
+
+/** The leader's log lines from its 'stopping' on. */
+function linesOfTheStop(leader: GroupLeader): { level: number; msg: string }[] {
+  const lines = fs
+    .readFileSync(leader.log, 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: number; msg: string });
+  const from = lines.findIndex((l) => l.msg === 'stopping');
+  expect(from).toBeGreaterThanOrEqual(0);
+  return lines.slice(from);
+}
+
 test('Ctrl-C: SIGINT to the whole process group stops everything in order, exit 0, nothing restarted or left', async () => {
-  const ctrlCDir = path.join(TEST_DATA, 'embedded-ctrl-c');
-  fs.rmSync(ctrlCDir, { recursive: true, force: true });
-  const groupEnv = await embeddedEnv(ctrlCDir, { SIMULATOR_URL: e2eEnv().simulatorUrl });
-  const leader = startGroup('dist/src/main.js', groupEnv, 'embedded-ctrl-c');
+  const { leader, groupEnv } = await startGroupMain('embedded-ctrl-c');
   try {
-    await waitFor('banner', async () => fs.existsSync(leader.log) && fs.readFileSync(leader.log, 'utf8').includes('Try it:'), 90_000, 200);
     signalGroup(leader, 'SIGINT');
-    const code = await Promise.race([leader.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000))]);
-    expect(code).toBe(0);
-    const lines = fs
-      .readFileSync(leader.log, 'utf8')
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { level: number; msg: string });
-    const from = lines.findIndex((l) => l.msg === 'stopping');
-    expect(from).toBeGreaterThanOrEqual(0);
-    const during = lines.slice(from);
+    expect(await exitWithin30s(leader)).toBe(0);
+    const during = linesOfTheStop(leader);
     expect(during.at(-1)?.msg).toBe('stopped');
     // The dev server's exit on the group's SIGINT is the stop's, not a crash; the store answered
     // the API's last writes (its text holds' retirement) before it was closed.
@@ -103,6 +118,23 @@ test('Ctrl-C: SIGINT to the whole process group stops everything in order, exit 
     for (const port of [groupEnv.PORT, groupEnv.TEMPORAL_DEV_PORT]) {
       await waitFor(`port ${port} closed`, async () => !(await portOpen(Number(port))), 10_000);
     }
+  } finally {
+    await killGroup(leader);
+  }
+}, 150_000);
+
+test('a dev server that exits once the stop has begun, before its turn, is not restarted', async () => {
+  const { leader } = await startGroupMain('embedded-stop-dev-server-exit');
+  try {
+    const [devServer] = childPids(leader.proc.pid!, 'temporal');
+    expect(devServer).toBeDefined();
+    // The stop stops the API and the worker first: the dev server's exit comes before its turn.
+    leader.proc.kill('SIGTERM');
+    process.kill(devServer!, 'SIGKILL');
+    expect(await exitWithin30s(leader)).toBe(0);
+    const messages = linesOfTheStop(leader).map((l) => l.msg);
+    expect(messages.at(-1)).toBe('stopped');
+    expect(messages.filter((m) => /dev server/.test(m))).toEqual([]);
   } finally {
     await killGroup(leader);
   }
