@@ -1,10 +1,9 @@
-import { Readable } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
 import type { PriceTable } from '../billing/prices';
 import { estimateUsage, textCeiling, type TextRequestShape } from '../billing/text-ceiling';
 import { channelsFor, type TextChannel } from '../config/channels';
 import type { ChannelHealth } from '../proxy/channel-health';
-import { ClientGoneError, proxyText, type ProxyLimits, type TextProtocol, type UsageReport } from '../proxy/text-proxy';
+import { ClientGoneError, proxyText, type ProxyLimits, type RelayedStream, type TextProtocol, type UsageReport } from '../proxy/text-proxy';
 import { InsufficientBalance } from '../billing/ledger';
 import { TooManyTextRequests, type TextHoldSource } from '../billing/text-holds';
 import type { UsageRecorder } from '../billing/usage';
@@ -153,17 +152,18 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
       deps.textLimits,
     );
     // No answer was produced (an upstream error, every channel failed): nothing to bill.
-    if (!settled && !(reply.body instanceof Readable)) void settle(null, null);
+    if (!settled && Buffer.isBuffer(reply.body)) void settle(null, null);
     ctx.status = reply.status;
     ctx.set(reply.headers);
     const elapsedNs = process.hrtime.bigint() - ctx.state.receivedAt;
     // OpenAI's own header: how long the answer took to begin (the whole answer, when not streamed).
     if (call.endpoint !== 'messages') ctx.set('openai-processing-ms', String(Math.round(Number(elapsedNs) / 1e6)));
     metrics.textAdded.observe({ endpoint: call.endpoint, stream: String(call.stream) }, Number(elapsedNs - reply.upstreamNs) / 1e9);
-    if (reply.body instanceof Readable) {
+    if (Buffer.isBuffer(reply.body)) ctx.body = reply.body;
+    else {
       metrics.streamFirstByte.observe({ endpoint: call.endpoint }, Number(elapsedNs) / 1e9);
       sendStream(ctx, reply.body);
-    } else ctx.body = reply.body;
+    }
   } catch (err) {
     if (!settled) void settle(null, null);
     if (!(err instanceof ClientGoneError)) throw err;
@@ -173,27 +173,25 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
 }
 
 /**
- * Sends a streamed answer to the client's socket itself rather than as Koa's body: Koa pipes a
- * stream body with stream.pipeline, whose plumbing per stream (end-of-stream watchers on both
- * sides, an AbortController) cost a text stream about 17 % of the gateway's CPU (bench:text-ab).
- * The status and headers are already on the response (Koa's setters write them through), and
- * what Koa would add for a stream is kept: a default content type, the body destroyed when the
- * client's connection closes (the relay then bills what was sent, as 'aborted').
+ * Sends a streamed answer to the client's response itself rather than as Koa's body: Koa
+ * pipes a stream body with stream.pipeline, whose plumbing per stream (end-of-stream watchers
+ * on both sides, an AbortController) cost a text stream about 17 % of the gateway's CPU
+ * (bench:text-ab), and the relay writes to the response directly. The status and headers are
+ * already on the response (Koa's setters write them through); Koa's default content type for
+ * a stream is kept.
  */
-function sendStream(ctx: ParameterizedContext<GatewayState>, body: Readable): void {
+function sendStream(ctx: ParameterizedContext<GatewayState>, answer: RelayedStream): void {
   ctx.respond = false;
   const res = ctx.res;
   // The client left while the upstream was being asked: nothing to send.
   if (res.destroyed) {
-    body.destroy();
+    answer.abandon();
     return;
   }
   if (!res.hasHeader('content-type')) res.setHeader('content-type', 'application/octet-stream');
-  res.once('close', () => body.destroy());
-  // Neither end's error may go unhandled: a write to a socket that broke, a relay that failed.
-  res.on('error', () => body.destroy());
-  body.once('error', () => res.destroy());
-  body.pipe(res);
+  // A write to a socket that broke: the response closes next, which the relay takes as the client leaving.
+  res.on('error', () => res.destroy());
+  answer.sendTo(res);
 }
 
 /** Runs the call's onAnswer hook; what it fails at is logged and does not keep the answer from being billed. */

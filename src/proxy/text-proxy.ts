@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import { PassThrough, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { TextChannel } from '../config/channels';
 import type { TextChannelType } from '../providers/registry';
@@ -68,7 +67,7 @@ export interface UsageReport {
 export interface ProxyReply {
   status: number;
   headers: Record<string, string>;
-  body: Buffer | Readable;
+  body: Buffer | RelayedStream;
   /** Nanoseconds spent waiting on upstreams for this answer (to a stream's first byte). */
   upstreamNs: bigint;
 }
@@ -172,11 +171,44 @@ function firstChunk(res: IncomingMessage, timeoutMs: number): Promise<Buffer | n
 }
 
 /**
+ * Where a relayed stream goes: the client's response (ServerResponse), or any Writable. Only
+ * what the relay uses, so both fit.
+ */
+export interface StreamSink {
+  readonly destroyed: boolean;
+  write(chunk: Buffer | string): boolean;
+  end(chunk?: Buffer | string): unknown;
+  cork(): void;
+  uncork(): void;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+}
+
+/**
+ * A streamed answer on its way from the upstream, read once it is sent somewhere: the route
+ * sets the status and headers, then calls `sendTo` with the client's response.
+ */
+export interface RelayedStream {
+  sendTo(sink: StreamSink): void;
+  /** The client left before the answer was sent: the upstream is dropped, what it produced is billed. */
+  abandon(): void;
+}
+
+/** Bytes read in one turn past which the relay writes them at once rather than at the turn's end. */
+const FLUSH_NOW_BYTES = 16 * 1024;
+
+/**
  * Forwards an upstream SSE stream to the client as it arrives, with backpressure (a slow
  * client pauses the upstream read), and makes sure the client's stream always ends: a
  * stream that breaks off or goes silent for `idleMs` gets the protocol's error event. A
  * client that leaves destroys the upstream response, which aborts the upstream request.
  * The client's stream ends only once `onDone` (billing) has resolved.
+ *
+ * It writes straight to the client's response, with no stream between them, and what arrives
+ * in one turn of the event loop goes out in one write at the turn's end (setImmediate). So the
+ * data that came with the upstream's end waits for the settlement and leaves in the same write
+ * as the end of the client's answer: one socket write fewer per answer, and for an answer
+ * that came in one read, one write in all (its first byte then waits for the settlement, at
+ * most TEXT_JOURNAL_SYNC_WAIT_MS, the moment its last byte would have waited for anyway).
  */
 export function relay(
   res: IncomingMessage,
@@ -185,30 +217,70 @@ export function relay(
   idleMs: number,
   clientGone: AbortSignal,
   onDone: (outcome: UsageOutcome) => Promise<void>,
-): PassThrough {
-  const out = new PassThrough();
+): RelayedStream {
   const splitter = new SseSplitter();
+  let sink: StreamSink | null = null;
+  /** Read from the upstream, not yet written to the sink. */
+  let pending: Array<Buffer | string> = [];
+  let pendingBytes = 0;
+  let flushing: NodeJS.Immediate | null = null;
   let finished = false;
-  let idle: NodeJS.Timeout;
-
+  /** onDone has resolved: the sink may end. */
+  let billed = false;
   let draining = false;
-  const write = (data: Buffer | string) => {
-    if (!out.write(data) && !draining) {
+  let idle: NodeJS.Timeout | undefined;
+
+  const flush = () => {
+    if (flushing) clearImmediate(flushing);
+    flushing = null;
+    if (!sink || sink.destroyed || pending.length === 0) return;
+    const out = sink;
+    const pieces = pending;
+    pending = [];
+    pendingBytes = 0;
+    out.cork();
+    let room = true;
+    for (const piece of pieces) room = out.write(piece) && room;
+    out.uncork();
+    if (!room && !draining) {
       draining = true;
       res.pause();
       out.once('drain', () => {
         draining = false;
-        res.resume();
+        if (!finished) res.resume();
       });
     }
+  };
+  const write = (data: Buffer | string) => {
+    pending.push(data);
+    pendingBytes += data.length;
+    if (finished) return;
+    // A turn that read a lot writes it now, so that a client that does not keep up pauses the upstream.
+    if (pendingBytes >= FLUSH_NOW_BYTES) flush();
+    else flushing ??= setImmediate(flush);
+  };
+  /** The answer's end, with whatever it still holds, in one write. */
+  const endSink = () => {
+    if (!sink || !billed || sink.destroyed) return;
+    const last = pending.pop();
+    if (pending.length > 0) {
+      sink.cork();
+      for (const piece of pending) sink.write(piece);
+    }
+    pending = [];
+    // end() uncorks the sink whole, so what was corked above leaves with the end.
+    sink.end(last);
   };
   const finish = (outcome: UsageOutcome, note?: string) => {
     if (finished) return;
     finished = true;
     clearTimeout(idle);
-    if (note && !out.destroyed) out.write(tap.breakOff(note));
+    if (flushing) clearImmediate(flushing);
+    flushing = null;
+    if (note) pending.push(tap.breakOff(note));
     void onDone(outcome).finally(() => {
-      if (!out.destroyed) out.end();
+      billed = true;
+      endSink();
     });
   };
   const armIdle = () => {
@@ -233,6 +305,7 @@ export function relay(
     }
   };
 
+  // Until the answer has somewhere to go the upstream is not read on (firstChunk paused it).
   onChunk(first);
   res.on('data', onChunk);
   res.once('end', () => {
@@ -243,14 +316,24 @@ export function relay(
   const broke = () => (clientGone.aborted ? finish('aborted') : finish('failed', 'The upstream connection broke off mid-stream.'));
   res.once('error', broke);
   res.once('aborted', broke);
-  // The client left (Koa destroys the body when the response closes early).
-  out.once('close', () => {
+  const clientLeft = () => {
     if (finished) return;
     res.destroy();
     finish('aborted');
-  });
-  res.resume();
-  return out;
+  };
+  return {
+    sendTo(to) {
+      sink = to;
+      // The client left (its response closed before the answer ended).
+      to.once('close', clientLeft);
+      if (finished) endSink();
+      else {
+        flushing ??= setImmediate(flush);
+        res.resume();
+      }
+    },
+    abandon: clientLeft,
+  };
 }
 
 /**

@@ -1,36 +1,142 @@
 /**
  * The text proxy's stream relay (src/proxy/text-proxy.ts relay): a client that reads slowly
  * holds the upstream back (backpressure) instead of the gateway buffering the whole answer,
- * and once it reads, everything arrives in order and the stream ends properly.
+ * and once it reads, everything arrives in order and the stream ends properly. What arrives in
+ * one turn goes out in one write; what arrives with the upstream's end goes out with the
+ * client's end, after the settlement.
  */
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { relay } from '../../src/proxy/text-proxy';
+import { relay, type StreamSink } from '../../src/proxy/text-proxy';
 import { MessagesStreamTap } from '../../src/providers/anthropic/mapping';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
+const start = Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7}}}\n\n');
+const delta = Buffer.from('event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"type":"text_delta","text":"Hi"}}\n\n');
+const stop = Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+
+/** A client's response that records what reaches it, call by call. */
+class RecordingSink implements StreamSink {
+  destroyed = false;
+  calls: string[] = [];
+  private readonly listeners = new Map<string, () => void>();
+  write(chunk: Buffer | string): boolean {
+    this.calls.push(`write ${chunk.toString()}`);
+    return true;
+  }
+  end(chunk?: Buffer | string): void {
+    this.calls.push(`end ${chunk?.toString() ?? ''}`);
+  }
+  cork(): void {
+    this.calls.push('cork');
+  }
+  uncork(): void {
+    this.calls.push('uncork');
+  }
+  once(event: 'drain' | 'close', listener: () => void): void {
+    this.listeners.set(event, listener);
+  }
+  close(): void {
+    this.destroyed = true;
+    this.listeners.get('close')?.();
+  }
+}
+
+/** onDone that resolves when the test says so. */
+function settlement() {
+  const outcomes: string[] = [];
+  let release = () => {};
+  const settled = new Promise<void>((r) => (release = r));
+  return { outcomes, release, onDone: (o: string) => (outcomes.push(o), settled) };
+}
+
 test('a client that does not read pauses the upstream; reading resumes it and nothing is lost', async () => {
   const upstream = new PassThrough();
   const outcomes: string[] = [];
-  const first = Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7}}}\n\n');
-  const out = relay(upstream as unknown as IncomingMessage, first, new MessagesStreamTap(), 60_000, new AbortController().signal, async (o) => {
+  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, async (o) => {
     outcomes.push(o);
   });
+  const client = new PassThrough();
+  answer.sendTo(client);
   const chunk = Buffer.from(`event: ping\ndata: {"type":"ping","pad":"${'x'.repeat(16_000)}"}\n\n`);
   for (let i = 0; i < 64; i++) upstream.write(chunk);
-  await tick();
-  await tick();
+  for (let i = 0; i < 4; i++) await tick();
 
-  // Nobody reads `out`: the relay stopped reading the upstream, whose data waits there.
+  // Nobody reads the client's side: the relay stopped reading the upstream, whose data waits there.
   expect(upstream.isPaused()).toBe(true);
-  expect(out.readableLength + out.writableLength).toBeLessThan(8 * chunk.length);
+  expect(client.readableLength + client.writableLength).toBeLessThan(8 * chunk.length);
   expect(upstream.readableLength + upstream.writableLength).toBeGreaterThan(50 * chunk.length);
 
-  const stop = Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n');
   upstream.end(stop);
   const received: Buffer[] = [];
-  for await (const piece of out) received.push(piece as Buffer);
-  expect(Buffer.concat(received).equals(Buffer.concat([first, ...Array.from({ length: 64 }, () => chunk), stop]))).toBe(true);
+  for await (const piece of client) received.push(piece as Buffer);
+  expect(Buffer.concat(received).equals(Buffer.concat([start, ...Array.from({ length: 64 }, () => chunk), stop]))).toBe(true);
   expect(outcomes).toEqual(['completed']);
+});
+
+test('an answer that came whole reaches the client after its settlement, in one write with its end', async () => {
+  const upstream = new PassThrough();
+  const billing = settlement();
+  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  upstream.end(Buffer.concat([delta, stop]));
+  const client = new RecordingSink();
+  answer.sendTo(client);
+  for (let i = 0; i < 4; i++) await tick();
+
+  expect(billing.outcomes).toEqual(['completed']);
+  expect(client.calls).toEqual([]);
+  billing.release();
+  await tick();
+  expect(client.calls).toEqual(['cork', `write ${start}`, `end ${Buffer.concat([delta, stop])}`]);
+});
+
+test('what arrives while the answer runs goes out in the same turn, one write per turn', async () => {
+  const upstream = new PassThrough();
+  const billing = settlement();
+  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  const client = new RecordingSink();
+  answer.sendTo(client);
+  await tick();
+  expect(client.calls).toEqual(['cork', `write ${start}`, 'uncork']);
+
+  upstream.write(delta);
+  upstream.write(delta);
+  await tick();
+  await tick();
+  expect(client.calls.slice(3)).toEqual(['cork', `write ${delta}`, `write ${delta}`, 'uncork']);
+
+  // The end waits for the settlement; the stop event came with it.
+  upstream.end(stop);
+  await tick();
+  await tick();
+  expect(client.calls.slice(7)).toEqual([]);
+  billing.release();
+  await tick();
+  expect(client.calls.slice(7)).toEqual([`end ${stop}`]);
+});
+
+test('a client that leaves mid-answer drops the upstream, and the answer is billed as aborted', async () => {
+  const upstream = new PassThrough();
+  const billing = settlement();
+  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  const client = new RecordingSink();
+  answer.sendTo(client);
+  upstream.write(delta);
+  await tick();
+  client.close();
+  expect(upstream.destroyed).toBe(true);
+  expect(billing.outcomes).toEqual(['aborted']);
+  billing.release();
+  await tick();
+  expect(client.calls.some((c) => c.startsWith('end'))).toBe(false);
+});
+
+test('an answer abandoned before it was sent is billed as aborted and its upstream dropped', async () => {
+  const upstream = new PassThrough();
+  const billing = settlement();
+  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  answer.abandon();
+  expect(upstream.destroyed).toBe(true);
+  expect(billing.outcomes).toEqual(['aborted']);
 });
