@@ -51,6 +51,14 @@ function settlement() {
   return { outcomes, release, onDone: (o: string) => (outcomes.push(o), settled) };
 }
 
+/** A relay of an upstream the test writes to, billed when the test releases its settlement. */
+function relayed() {
+  const upstream = new PassThrough();
+  const billing = settlement();
+  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  return { upstream, billing, answer };
+}
+
 test('a client that does not read pauses the upstream; reading resumes it and nothing is lost', async () => {
   const upstream = new PassThrough();
   const outcomes: string[] = [];
@@ -76,9 +84,7 @@ test('a client that does not read pauses the upstream; reading resumes it and no
 });
 
 test('an answer that came whole reaches the client after its settlement, in one write with its end', async () => {
-  const upstream = new PassThrough();
-  const billing = settlement();
-  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  const { upstream, billing, answer } = relayed();
   upstream.end(Buffer.concat([delta, stop]));
   const client = new RecordingSink();
   answer.sendTo(client);
@@ -92,9 +98,7 @@ test('an answer that came whole reaches the client after its settlement, in one 
 });
 
 test('what arrives while the answer runs goes out in the same turn, one write per turn', async () => {
-  const upstream = new PassThrough();
-  const billing = settlement();
-  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  const { upstream, billing, answer } = relayed();
   const client = new RecordingSink();
   answer.sendTo(client);
   await tick();
@@ -117,9 +121,7 @@ test('what arrives while the answer runs goes out in the same turn, one write pe
 });
 
 test('a client that leaves mid-answer drops the upstream, and the answer is billed as aborted', async () => {
-  const upstream = new PassThrough();
-  const billing = settlement();
-  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  const { upstream, billing, answer } = relayed();
   const client = new RecordingSink();
   answer.sendTo(client);
   upstream.write(delta);
@@ -133,9 +135,7 @@ test('a client that leaves mid-answer drops the upstream, and the answer is bill
 });
 
 test('an answer abandoned before it was sent is billed as aborted and its upstream dropped', async () => {
-  const upstream = new PassThrough();
-  const billing = settlement();
-  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  const { upstream, billing, answer } = relayed();
   answer.abandon();
   expect(upstream.destroyed).toBe(true);
   expect(billing.outcomes).toEqual(['aborted']);
