@@ -5,7 +5,8 @@
  * one turn goes out in one write; what arrives with the upstream's end goes out with the
  * client's end, after the settlement.
  */
-import type { IncomingMessage } from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { relay, type StreamSink } from '../../src/proxy/text-proxy';
 import { MessagesStreamTap } from '../../src/providers/anthropic/mapping';
@@ -139,4 +140,44 @@ test('an answer abandoned before it was sent is billed as aborted and its upstre
   answer.abandon();
   expect(upstream.destroyed).toBe(true);
   expect(billing.outcomes).toEqual(['aborted']);
+});
+
+test('to a real response, a client that stops reading pauses the upstream, and the gateway holds little of the answer', async () => {
+  const { upstream, billing, answer } = relayed();
+  let response: http.ServerResponse | null = null;
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    response = res;
+    answer.sendTo(res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const client = await new Promise<IncomingMessage>((resolve) => http.get({ port, host: '127.0.0.1', path: '/' }, resolve));
+    client.pause();
+
+    // The socket's kernel buffers take some megabytes; past them the upstream must stop being read.
+    const chunk = Buffer.from(`event: ping\ndata: {"type":"ping","pad":"${'x'.repeat(64 * 1024)}"}\n\n`);
+    let sent = 0;
+    while (!upstream.isPaused() && sent < 256) {
+      upstream.write(chunk);
+      sent++;
+      await tick();
+    }
+    expect(upstream.isPaused()).toBe(true);
+    // What the gateway holds in memory for the client: at most a turn's reading beyond the response's high-water mark.
+    expect(response!.writableLength).toBeLessThan(4 * chunk.length);
+
+    upstream.end(stop);
+    billing.release();
+    const received: Buffer[] = [];
+    client.on('data', (piece: Buffer) => received.push(piece));
+    client.resume();
+    await new Promise((r) => client.once('end', r));
+    expect(Buffer.concat(received).equals(Buffer.concat([start, ...Array.from({ length: sent }, () => chunk), stop]))).toBe(true);
+    expect(billing.outcomes).toEqual(['completed']);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 });
