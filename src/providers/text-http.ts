@@ -92,7 +92,8 @@ function requestWithRawHeaders(target: UpstreamTarget, req: TextUpstreamRequest)
     http.validateHeaderName(name);
     http.validateHeaderValue(name, value);
     headers.push(name, value);
-    if (name.toLowerCase() === 'authorization') authorized = true;
+    // Looked for only when the URL carries credentials: every request passes here.
+    if (target.authorization && !authorized && name.toLowerCase() === 'authorization') authorized = true;
   }
   if (target.authorization && !authorized) headers.push('authorization', target.authorization);
   headers.push('content-length', String(req.body.length));
