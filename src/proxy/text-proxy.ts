@@ -230,9 +230,12 @@ export function relay(
   let draining = false;
   let idle: NodeJS.Timeout | undefined;
 
-  const flush = () => {
+  const cancelFlush = () => {
     if (flushing) clearImmediate(flushing);
     flushing = null;
+  };
+  const flush = () => {
+    cancelFlush();
     if (!sink || sink.destroyed || pending.length === 0) return;
     const out = sink;
     const pieces = pending;
@@ -275,8 +278,7 @@ export function relay(
     if (finished) return;
     finished = true;
     clearTimeout(idle);
-    if (flushing) clearImmediate(flushing);
-    flushing = null;
+    cancelFlush();
     if (note) pending.push(tap.breakOff(note));
     void onDone(outcome).finally(() => {
       billed = true;
