@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, ErrorDetail, HeaderMap, ProtocolModule, Reply } from './server';
-import { type TextMarkers, textFaults } from './faults';
+import { echoText, type TextMarkers, textFaults } from './faults';
 import { sseReply } from './sse';
 import { sniffImage } from './assets';
 
@@ -235,7 +235,7 @@ function answer(body: MessagesRequest, prompt: string, t: TextMarkers): Answer {
       return { content, stopReason: 'tool_use', stopSequence: null, inputTokens, outputTokens: Math.max(1, tokensFor(outChars)) };
     }
   }
-  let text = `Echo: ${prompt.slice(0, 200)}`;
+  let text = echoText(prompt, t);
   let stopReason: Answer['stopReason'] = 'end_turn';
   let stopSequence: string | null = null;
   let cut = -1;
@@ -261,10 +261,13 @@ function answer(body: MessagesRequest, prompt: string, t: TextMarkers): Answer {
   return { content, stopReason, stopSequence, inputTokens, outputTokens: Math.max(1, tokensFor(outChars)) };
 }
 
-/** Splits `s` into several pieces (at least 3 when it has 3+ chars, at most 8 chars each). */
+/**
+ * Splits `s` into several pieces (at least 3 when it has 3+ chars, at most 8 chars each, as
+ * providers stream), or 4 KiB ones past 64 KiB (a `[sim:long]` answer stays a few thousand events).
+ */
 export function pieces(s: string): string[] {
   if (s.length === 0) return [''];
-  const size = Math.max(1, Math.min(8, Math.ceil(s.length / 3)));
+  const size = s.length > 64 * 1024 ? 4096 : Math.max(1, Math.min(8, Math.ceil(s.length / 3)));
   const out: string[] = [];
   for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
   return out;

@@ -244,12 +244,16 @@ export interface TextMarkers {
   hang: boolean;
   /** `[sim:tool]`: with tools in the request, answer a tool call. */
   tool: boolean;
+  /** `[sim:long=KIB]`: the answer's text is this many KiB long (0: the usual echo). */
+  longKib: number;
 }
 
 const MAX_DELAY_MS = 60 * 1000;
+/** 64 MiB: long enough to fill any socket's buffers, short enough not to exhaust the simulator. */
+const MAX_LONG_KIB = 64 * 1024;
 
 export function parseTextMarkers(text: string): TextMarkers {
-  const m: TextMarkers = { status: null, delayMs: 0, midstreamError: false, hang: false, tool: false };
+  const m: TextMarkers = { status: null, delayMs: 0, midstreamError: false, hang: false, tool: false, longKib: 0 };
   if (!text.includes('[sim:') && !text.includes('[SIM:')) return m;
   for (const match of text.matchAll(MARKER)) {
     const name = (match[1] ?? '').toLowerCase();
@@ -258,8 +262,17 @@ export function parseTextMarkers(text: string): TextMarkers {
     else if (name === 'midstream-error') m.midstreamError = true;
     else if (name === 'hang') m.hang = true;
     else if (name === 'tool') m.tool = true;
+    else if (name === 'long') m.longKib = Math.min(Number(match[2] ?? 0), MAX_LONG_KIB);
   }
   return m;
+}
+
+/** The answer's text before any limit cuts it: the prompt echoed, repeated to `[sim:long]`'s length when asked. */
+export function echoText(prompt: string, t: TextMarkers): string {
+  const echo = `Echo: ${prompt.slice(0, 200)}`;
+  if (t.longKib === 0) return echo;
+  const length = t.longKib * 1024;
+  return `${echo} `.repeat(Math.ceil(length / (echo.length + 1))).slice(0, length);
 }
 
 /** Waits `ms`, resolving early when `signal` aborts (the client left). */

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, HeaderMap, ProtocolModule, Reply } from './server';
-import { type TextMarkers, textFaults } from './faults';
+import { echoText, type TextMarkers, textFaults } from './faults';
 import { sseReply } from './sse';
 import { openaiVideosModule } from './openai-videos';
 import { pieces, tokensFor } from './anthropic-messages';
@@ -123,7 +123,7 @@ function answer(body: ChatRequest, prompt: string, t: TextMarkers): Answer {
       return { text: null, toolCall: call, finishReason: 'tool_calls', usage: usage(Math.max(1, tokensFor(chosen.function.name.length + args.length))) };
     }
   }
-  let text = `Echo: ${prompt.slice(0, 200)}`;
+  let text = echoText(prompt, t);
   let finishReason: Answer['finishReason'] = 'stop';
   const stops = typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []);
   for (const s of stops) {

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Ctx, HeaderMap, ProtocolModule, Reply } from './server';
-import { type TextMarkers, textFaults } from './faults';
+import { echoText, type TextMarkers, textFaults } from './faults';
 import { sseReply } from './sse';
 import { openaiVideosModule } from './openai-videos';
 import { readOpenAiTextBody } from './openai-chat';
@@ -166,7 +166,7 @@ function answer(body: CreateRequest, prompt: string, t: TextMarkers): Answer {
       return { output, finish: 'completed', inputTokens, textTokens: Math.max(1, tokensFor(chosen.name.length + args.length)), reasoningTokens };
     }
   }
-  let text = `Echo: ${prompt.slice(0, 200)}`;
+  let text = echoText(prompt, t);
   let finish: Answer['finish'] = 'completed';
   const limit = body.max_output_tokens;
   if (limit !== null && limit !== undefined && text.length > limit * 4) {

@@ -28,6 +28,7 @@ import { persistentSecret } from '../config/secrets';
 import { UrlSigner } from '../files/signed-url';
 import type { Db } from '../store/db';
 import { KeyStore } from '../store/keys';
+import { closeStalledReaders } from './stalled-readers';
 import { ConsoleSessions } from '../store/console-sessions';
 import { openStore } from '../store/open';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
@@ -223,8 +224,9 @@ const DROP_LOG_EVERY_MS = 10_000;
  * within HTTP_HEADERS_TIMEOUT_MS (a slowloris client gets 408 and is closed), the whole
  * request within HTTP_REQUEST_TIMEOUT_MS (the deadline covers receiving the request only,
  * never the answer, so a long stream is not cut), idle keep-alive sockets closed after
- * HTTP_KEEPALIVE_TIMEOUT_MS, headers at most HTTP_MAX_HEADER_BYTES (431), and at most
- * HTTP_MAX_CONNECTIONS sockets: one more is closed at accept, without touching the others.
+ * HTTP_KEEPALIVE_TIMEOUT_MS, an answer nobody reads closed after HTTP_SEND_STALL_MS (stalled-readers.ts),
+ * headers at most HTTP_MAX_HEADER_BYTES (431), and at most HTTP_MAX_CONNECTIONS sockets: one more
+ * is closed at accept, without touching the others.
  */
 export function createHttpServer(handler: http.RequestListener, env: Config['env'], logger: Logger): http.Server {
   const server = http.createServer(
@@ -239,6 +241,7 @@ export function createHttpServer(handler: http.RequestListener, env: Config['env
     handler,
   );
   server.maxConnections = env.HTTP_MAX_CONNECTIONS;
+  closeStalledReaders(server, env.HTTP_SEND_STALL_MS, logger);
   let dropped = 0;
   let lastLog = -Infinity;
   server.on('drop', () => {

@@ -86,6 +86,8 @@ export const envSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(120_000),
   /** An idle keep-alive connection is closed after this long (above common load balancers' 60 s). */
   HTTP_KEEPALIVE_TIMEOUT_MS: int(1000, 600_000).default(65_000),
+  /** A connection whose client reads nothing of a waiting answer for this long is closed (a stalled text stream is billed as aborted). */
+  HTTP_SEND_STALL_MS: int(1000, 3_600_000).default(60_000),
   /** Open connections at once; further ones are closed at accept. Keep it below the process's file limit (ulimit -n). */
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4096),
   /** Largest request line plus headers; 431 over. */

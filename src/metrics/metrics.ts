@@ -35,6 +35,11 @@ export const metrics = {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   }),
+  stalledReaders: new Counter({
+    name: 'gateway_http_stalled_readers_total',
+    help: 'Connections closed because their client read nothing of a waiting answer for HTTP_SEND_STALL_MS.',
+    registers: [registry],
+  }),
   textAdded: new Histogram({
     name: 'gateway_text_added_latency_seconds',
     help: 'Time a proxied text answer spent in the gateway rather than waiting on the upstream (to its first byte when streamed), by endpoint and streaming.',

@@ -199,8 +199,9 @@ const FLUSH_NOW_BYTES = 16 * 1024;
 /**
  * Forwards an upstream SSE stream to the client as it arrives, with backpressure (a slow
  * client pauses the upstream read), and makes sure the client's stream always ends: a
- * stream that breaks off or goes silent for `idleMs` gets the protocol's error event. A
- * client that leaves destroys the upstream response, which aborts the upstream request.
+ * stream that breaks off or goes silent for `idleMs` gets the protocol's error event (time
+ * paused for a client that does not read is not the upstream's silence). A client that leaves
+ * destroys the upstream response, which aborts the upstream request.
  * The client's stream ends only once `onDone` (billing) has resolved.
  *
  * It writes straight to the client's response, with no stream between them, and what arrives
@@ -247,10 +248,15 @@ export function relay(
     out.uncork();
     if (!room && !draining) {
       draining = true;
+      // The upstream is paused for the client now, so its silence is not its own: the idle bound
+      // waits until the client has read (a client that never does: HTTP_SEND_STALL_MS).
+      clearTimeout(idle);
       res.pause();
       out.once('drain', () => {
         draining = false;
-        if (!finished) res.resume();
+        if (finished) return;
+        armIdle();
+        res.resume();
       });
     }
   };
@@ -294,7 +300,7 @@ export function relay(
     }, idleMs);
   };
   const onChunk = (chunk: Buffer) => {
-    armIdle();
+    if (!draining) armIdle();
     if (tap.dropsEvents) {
       splitter.push(chunk, (e) => {
         const forward = tap.onEvent(e.name, e.data);

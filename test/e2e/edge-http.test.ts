@@ -10,11 +10,15 @@ import { call } from '../support/client';
 import { buildRequest, rawRequest } from '../support/raw-http';
 import { TEST_DATA } from '../support/processes';
 import { startGateway, type Gateway } from '../support/stack';
+import { keyIdByName, nonce, usageRowFor } from '../support/text';
 
 const HEADERS_TIMEOUT_MS = 1500;
 const REQUEST_TIMEOUT_MS = 3000;
 const MAX_CONNECTIONS = 24;
 const MAX_JSON_BODY_BYTES = 1024 * 1024;
+const SEND_STALL_MS = 2000;
+// Shorter than the stall bound: a relay that took its paused time for the upstream's silence would cut first.
+const STREAM_IDLE_MS = 1500;
 
 let gw: Gateway;
 let key: string;
@@ -28,6 +32,8 @@ beforeAll(async () => {
       HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
       MAX_JSON_BODY_BYTES: String(MAX_JSON_BODY_BYTES),
+      HTTP_SEND_STALL_MS: String(SEND_STALL_MS),
+      TEXT_STREAM_IDLE_MS: String(STREAM_IDLE_MS),
     },
   });
   key = await gw.issueKey('edge-http');
@@ -138,6 +144,106 @@ test('a slow upstream answer (headers after the request deadline) is not cut eit
   });
   expect(res.status).toBe(200);
 }, 30_000);
+
+/**
+ * A streamed chat completion of a `[sim:long]` answer on a bare socket whose reading the test
+ * steers: `read(socket)` is called with the socket paused once the first bytes arrived. Resolves
+ * with everything received when the server ends the connection.
+ */
+function longStream(kib: number, requestId: string, read: (socket: net.Socket) => void): Promise<{ received: string; firstByteAt: number }> {
+  // The gateway's default output cap (TEXT_DEFAULT_MAX_TOKENS) would cut the answer short: room for it, at the simulator's 4 characters a token.
+  const body = JSON.stringify({
+    model: 'gpt-4o-mini',
+    stream: true,
+    max_tokens: kib * 256,
+    messages: [{ role: 'user', content: `a long one ${requestId} [sim:long=${kib}]` }],
+  });
+  const head = [
+    'POST /v1/chat/completions HTTP/1.1',
+    'Host: x',
+    `Authorization: Bearer ${key}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+  ].join('\r\n');
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${head}\r\n\r\n${body}`));
+    const chunks: Buffer[] = [];
+    let firstByteAt = 0;
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d);
+      if (firstByteAt) return;
+      firstByteAt = Date.now();
+      socket.pause();
+      read(socket);
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ received: Buffer.concat(chunks).toString('latin1'), firstByteAt }));
+  });
+}
+
+/** The body of a chunked HTTP/1.1 answer, as far as it came. */
+function dechunked(answer: string): string {
+  let at = answer.indexOf('\r\n\r\n') + 4;
+  let body = '';
+  for (;;) {
+    const eol = answer.indexOf('\r\n', at);
+    const size = eol < 0 ? NaN : parseInt(answer.slice(at, eol), 16);
+    if (!(size > 0)) return body;
+    body += answer.slice(eol + 2, eol + 2 + size);
+    at = eol + 2 + size + 2;
+  }
+}
+
+test('a client that stops reading a long stream is closed after HTTP_SEND_STALL_MS, billed as aborted, not blamed on the upstream', async () => {
+  const requestId = `req-stalled-${nonce()}`;
+  const keyId = await keyIdByName(gw.url, 'edge-http');
+  let cutAfterMs = 0;
+  // 32 MiB: more than the kernel's buffers on both sides hold, so the gateway has bytes waiting.
+  const { received } = await longStream(32 * 1024, requestId, (socket) => {
+    const pausedAt = Date.now();
+    // The gateway settles the answer as it closes the connection: the usage row tells when.
+    void usageRowFor(gw.url, keyId, requestId, 30_000)
+      .then((row) => {
+        cutAfterMs = Date.now() - pausedAt;
+        expect(row).toMatchObject({ streamed: true, outcome: 'aborted' });
+      })
+      .finally(() => socket.resume());
+  });
+  // Cut once nothing had left for the bound (seen by a sweep every quarter of it), not earlier.
+  expect(cutAfterMs).toBeGreaterThanOrEqual(SEND_STALL_MS);
+  expect(cutAfterMs).toBeLessThan(SEND_STALL_MS * 1.25 + 3000);
+  // Read on, the client gets what its buffers held, then the end: no error event blaming the upstream, no [DONE].
+  expect(received).toMatch(/^HTTP\/1\.1 200/);
+  expect(dechunked(received)).not.toContain('sent nothing');
+  expect(dechunked(received)).not.toContain('data: [DONE]');
+  expect(received.length).toBeLessThan(32 * 1024 * 1024);
+  const log = fs.readFileSync(path.join(TEST_DATA, `${path.basename(gw.dataDir)}-api.log`), 'utf8');
+  expect(log).toContain('read nothing of its answer for HTTP_SEND_STALL_MS; connection closed');
+}, 60_000);
+
+test('a client that reads a long stream slowly, in bursts further apart than the idle bound, gets all of it', async () => {
+  const requestId = `req-slow-reader-${nonce()}`;
+  let bursts = 0;
+  const started = Date.now();
+  const { received } = await longStream(16 * 1024, requestId, (socket) => {
+    // Read for 40 ms every 1.8 s: some progress within every HTTP_SEND_STALL_MS (2 s), and pauses
+    // longer than TEXT_STREAM_IDLE_MS (1.5 s), which would end the stream were they counted as the upstream's silence.
+    const timer = setInterval(() => {
+      bursts++;
+      socket.resume();
+      setTimeout(() => socket.pause(), 40);
+    }, 1800);
+    socket.once('close', () => clearInterval(timer));
+  });
+  expect(dechunked(received).trimEnd().endsWith('data: [DONE]')).toBe(true);
+  // It did take pauses longer than the stream's idle bound, and longer than the stall bound in all.
+  expect(bursts).toBeGreaterThanOrEqual(2);
+  expect(Date.now() - started).toBeGreaterThan(SEND_STALL_MS);
+  const keyId = await keyIdByName(gw.url, 'edge-http');
+  expect(await usageRowFor(gw.url, keyId, requestId)).toMatchObject({ streamed: true, outcome: 'completed' });
+}, 120_000);
 
 /** A kept-alive connection that has been served once; null when the server refused it. */
 async function openServed(): Promise<net.Socket | null> {

@@ -84,6 +84,33 @@ test('a client that does not read pauses the upstream; reading resumes it and no
   expect(outcomes).toEqual(['completed']);
 });
 
+test("the idle bound counts the upstream's silence only: time paused for a client that does not read is not it", async () => {
+  const IDLE_MS = 100;
+  const upstream = new PassThrough();
+  const billing = settlement();
+  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), IDLE_MS, new AbortController().signal, billing.onDone);
+  const client = new PassThrough({ highWaterMark: 1024 });
+  answer.sendTo(client);
+  upstream.write(Buffer.from(`event: ping\ndata: {"type":"ping","pad":"${'x'.repeat(20_000)}"}\n\n`));
+  for (let i = 0; i < 4; i++) await tick();
+  expect(upstream.isPaused()).toBe(true);
+
+  // Paused for the client four times the idle bound: not cut, nothing blamed on the upstream.
+  await new Promise((r) => setTimeout(r, 4 * IDLE_MS));
+  expect(billing.outcomes).toEqual([]);
+  expect(upstream.destroyed).toBe(false);
+
+  // The client reads: the upstream is read again, and its own silence from then on is bounded.
+  const received: Buffer[] = [];
+  client.on('data', (piece: Buffer) => received.push(piece));
+  await new Promise((r) => setTimeout(r, 3 * IDLE_MS));
+  expect(billing.outcomes).toEqual(['failed']);
+  expect(upstream.destroyed).toBe(true);
+  billing.release();
+  await new Promise((r) => client.once('end', r));
+  expect(Buffer.concat(received).toString()).toMatch(/The upstream sent nothing for 0 s; the stream was ended\.[^]*$/);
+});
+
 test('an answer that came whole reaches the client after its settlement, in one write with its end', async () => {
   const { upstream, billing, answer } = relayed();
   upstream.end(Buffer.concat([delta, stop]));
