@@ -3,6 +3,25 @@ import type { Logger } from 'pino';
 
 let installed = false;
 
+const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
+
+/**
+ * The pino level of an SDK log line. A worker's goodbye to the server (the ShutdownWorker call,
+ * which only frees its sticky queue before the queue's own timeout) fails when the server is
+ * stopping too, as with a terminal's Ctrl-C, which signals the embedded dev server in the same
+ * process group: nothing is lost by it, so it is not a warning.
+ */
+export function sdkLevel(level: LogLevel, message: string): (typeof LEVELS)[LogLevel] {
+  if (level === 'WARN' && message.startsWith('shutdown_worker rpc errored during worker shutdown')) return 'info';
+  return LEVELS[level];
+}
+
 /**
  * Routes the SDK's own logs into pino (warnings and up) once per process, and, with
  * `metricsAddress` (TEMPORAL_METRICS_ADDRESS), has the SDK serve its worker metrics (task slots,
@@ -13,15 +32,8 @@ export function installTemporalRuntime(logger: Logger, handleSignals: boolean, m
   if (installed) return;
   installed = true;
   const sdkLog = logger.child({ component: 'temporal-sdk' });
-  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
-    TRACE: 'trace',
-    DEBUG: 'debug',
-    INFO: 'info',
-    WARN: 'warn',
-    ERROR: 'error',
-  };
   Runtime.install({
-    logger: new DefaultLogger('WARN', (entry) => sdkLog[levels[entry.level]](entry.meta ?? {}, entry.message)),
+    logger: new DefaultLogger('WARN', (entry) => sdkLog[sdkLevel(entry.level, entry.message)](entry.meta ?? {}, entry.message)),
     shutdownSignals: handleSignals ? ['SIGINT', 'SIGTERM'] : [],
     ...(metricsAddress
       ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } }
