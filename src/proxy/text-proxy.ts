@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { TextChannel } from '../config/channels';
 import type { TextChannelType } from '../providers/registry';
-import { SseSplitter } from '../providers/sse-events';
+import { MAX_SSE_EVENT_CHARS, SseSplitter } from '../providers/sse-events';
 import { UpstreamConnectionError } from '../providers/keep-alive';
 import { postText, readAll } from '../providers/text-http';
 import { emptyUsage, type StreamTap, type TextUsage } from '../providers/usage';
@@ -301,16 +301,21 @@ export function relay(
   };
   const onChunk = (chunk: Buffer) => {
     if (!draining) armIdle();
+    let readable: boolean;
     if (tap.dropsEvents) {
-      splitter.push(chunk, (e) => {
+      readable = splitter.push(chunk, (e) => {
         const forward = tap.onEvent(e.name, e.data);
         if (typeof forward === 'string') write(forward);
         else if (forward) write(`${e.raw}\n\n`);
       });
     } else {
       write(chunk);
-      splitter.push(chunk, (e) => void tap.onEvent(e.name, e.data));
+      readable = splitter.push(chunk, (e) => void tap.onEvent(e.name, e.data));
     }
+    if (readable) return;
+    // Not SSE, or an event with no end in sight: holding more of it would only cost memory.
+    finish('failed', `The upstream sent an event of more than ${MAX_SSE_EVENT_CHARS / (1024 * 1024)} MiB; the stream was ended.`);
+    res.destroy();
   };
 
   // Until the answer has somewhere to go the upstream is not read on (firstChunk paused it).

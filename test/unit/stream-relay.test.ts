@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { relay, type StreamSink } from '../../src/proxy/text-proxy';
 import { MessagesStreamTap } from '../../src/providers/anthropic/mapping';
+import { MAX_SSE_EVENT_CHARS } from '../../src/providers/sse-events';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -109,6 +110,25 @@ test("the idle bound counts the upstream's silence only: time paused for a clien
   billing.release();
   await new Promise((r) => client.once('end', r));
   expect(Buffer.concat(received).toString()).toMatch(/The upstream sent nothing for 0 s; the stream was ended\.[^]*$/);
+});
+
+test('an upstream whose event never ends is cut past MAX_SSE_EVENT_CHARS with an error event, billed as failed', async () => {
+  const { upstream, billing, answer } = relayed();
+  const client = new PassThrough();
+  const received: Buffer[] = [];
+  client.on('data', (piece: Buffer) => received.push(piece));
+  answer.sendTo(client);
+  const mib = Buffer.from('x'.repeat(1024 * 1024));
+  upstream.write('event: content_block_delta\ndata: ');
+  for (let i = 0; i <= MAX_SSE_EVENT_CHARS / mib.length && !upstream.destroyed; i++) {
+    upstream.write(mib);
+    await tick();
+  }
+  expect(upstream.destroyed).toBe(true);
+  expect(billing.outcomes).toEqual(['failed']);
+  billing.release();
+  await new Promise((r) => client.once('end', r));
+  expect(Buffer.concat(received).toString().slice(-300)).toMatch(/event: error\ndata: .*an event of more than 32 MiB; the stream was ended/);
 });
 
 test('an answer that came whole reaches the client after its settlement, in one write with its end', async () => {

@@ -12,7 +12,7 @@ import {
   usageOfMessage,
 } from '../../src/providers/anthropic/mapping';
 import { ChatStreamTap, toUpstreamChatBody, usageOfCompletion } from '../../src/providers/openai-compatible/mapping';
-import { type SseEvent, SseSplitter } from '../../src/providers/sse-events';
+import { MAX_SSE_EVENT_CHARS, type SseEvent, SseSplitter } from '../../src/providers/sse-events';
 
 type Body = Record<string, unknown> & CompatExtensions;
 
@@ -471,6 +471,25 @@ describe('SseSplitter', () => {
     expect(events).toEqual([]);
     splitter.push(Buffer.from('\n'), (e) => events.push(e));
     expect(events).toEqual([{ name: null, data: '{"x":1}', raw: 'data: {"x":1}' }]);
+  });
+
+  test('a long event in many small chunks, terminators split anywhere, comes out whole and in order', () => {
+    const long = `data: ${'x'.repeat(300_000)}`;
+    const bytes = Buffer.from(`${long}\r\n\r\n${long}\n\ndata: end\n\n`);
+    for (const size of [1000, 4093]) {
+      const chunks = [];
+      for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
+      expect(split(chunks).map((e) => e.raw)).toEqual([long, long, 'data: end']);
+    }
+  });
+
+  test('push answers false once an unfinished event is longer than MAX_SSE_EVENT_CHARS, true until then', () => {
+    const splitter = new SseSplitter();
+    const mib = Buffer.from('x'.repeat(1024 * 1024));
+    const answers = [splitter.push(Buffer.from('data: '), () => undefined)];
+    for (let i = 1; i < MAX_SSE_EVENT_CHARS / mib.length; i++) answers.push(splitter.push(mib, () => undefined));
+    expect(answers.every(Boolean)).toBe(true);
+    expect(splitter.push(mib, () => undefined)).toBe(false);
   });
 
   test('CRLF line endings', () => {
