@@ -1,4 +1,4 @@
-import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogLevel } from '@temporalio/worker';
 import type { Logger } from 'pino';
 
 let installed = false;
@@ -23,10 +23,12 @@ export function sdkLevel(level: LogLevel, message: string): (typeof LEVELS)[LogL
 }
 
 /**
- * Routes the SDK's own logs into pino (warnings and up) once per process, and, with
- * `metricsAddress` (TEMPORAL_METRICS_ADDRESS), has the SDK serve its worker metrics (task slots,
- * poll and schedule-to-start latencies, sticky cache) in Prometheus' format there: counters
- * with `_total` and durations in seconds, as the gateway's own metrics are named.
+ * Routes the SDK's own logs into pino (warnings and up) once per process, the native core's
+ * too (left to itself, the core writes its warnings to stderr as plain text, outside the JSON
+ * log and its levels), and, with `metricsAddress` (TEMPORAL_METRICS_ADDRESS), has the SDK serve
+ * its worker metrics (task slots, poll and schedule-to-start latencies, sticky cache) in
+ * Prometheus' format there: counters with `_total` and durations in seconds, as the gateway's
+ * own metrics are named.
  */
 export function installTemporalRuntime(logger: Logger, handleSignals: boolean, metricsAddress?: string): void {
   if (installed) return;
@@ -35,9 +37,10 @@ export function installTemporalRuntime(logger: Logger, handleSignals: boolean, m
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) => sdkLog[sdkLevel(entry.level, entry.message)](entry.meta ?? {}, entry.message)),
     shutdownSignals: handleSignals ? ['SIGINT', 'SIGTERM'] : [],
-    ...(metricsAddress
-      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } }
-      : {}),
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN', other: 'WARN' }), forward: {} },
+      ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } : {}),
+    },
   });
   if (metricsAddress) logger.info({ url: `http://${metricsAddress}/metrics` }, 'Temporal SDK metrics listening');
 }
