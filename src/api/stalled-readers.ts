@@ -31,24 +31,23 @@ const MAX_SWEEP_MS = 5000;
 const sentOf = (socket: Socket): number => socket.bytesWritten - socket.writableLength;
 
 export function closeStalledReaders(server: http.Server, stallMs: number, logger: Logger): void {
-  const open = new Set<Socket>();
-  const backlogs = new WeakMap<Socket, Backlog>();
+  /** Open connections, each with its backlog as the last sweep saw it (null: nothing waiting). */
+  const open = new Map<Socket, Backlog | null>();
   server.on('connection', (socket: Socket) => {
-    open.add(socket);
+    open.set(socket, null);
     socket.once('close', () => open.delete(socket));
   });
 
   const sweep = () => {
     const now = Date.now();
-    for (const socket of open) {
+    for (const [socket, seen] of open) {
       if (socket.destroyed || socket.writableLength === 0) {
-        backlogs.delete(socket);
+        if (seen) open.set(socket, null);
         continue;
       }
       const sent = sentOf(socket);
-      const seen = backlogs.get(socket);
       if (!seen || seen.sent !== sent) {
-        backlogs.set(socket, { sent, since: now });
+        open.set(socket, { sent, since: now });
         continue;
       }
       if (now - seen.since < stallMs) continue;
