@@ -150,7 +150,7 @@ test('a slow upstream answer (headers after the request deadline) is not cut eit
  * steers: `read(socket)` is called with the socket paused once the first bytes arrived. Resolves
  * with everything received when the server ends the connection.
  */
-function longStream(kib: number, requestId: string, read: (socket: net.Socket) => void): Promise<{ received: string; firstByteAt: number }> {
+function longStream(kib: number, requestId: string, read: (socket: net.Socket) => void): Promise<string> {
   // The gateway's default output cap (TEXT_DEFAULT_MAX_TOKENS) would cut the answer short: room for it, at the simulator's 4 characters a token.
   const body = JSON.stringify({
     model: 'gpt-4o-mini',
@@ -158,28 +158,30 @@ function longStream(kib: number, requestId: string, read: (socket: net.Socket) =
     max_tokens: kib * 256,
     messages: [{ role: 'user', content: `a long one ${requestId} [sim:long=${kib}]` }],
   });
-  const head = [
-    'POST /v1/chat/completions HTTP/1.1',
-    'Host: x',
-    `Authorization: Bearer ${key}`,
-    'Content-Type: application/json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    `X-Request-Id: ${requestId}`,
-    'Connection: close',
-  ].join('\r\n');
+  const request = buildRequest(
+    'POST',
+    '/v1/chat/completions',
+    [
+      ['Host', 'x'],
+      ['Authorization', `Bearer ${key}`],
+      ['Content-Type', 'application/json'],
+      ['Content-Length', String(Buffer.byteLength(body))],
+      ['X-Request-Id', requestId],
+      ['Connection', 'close'],
+    ],
+    body,
+  );
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${head}\r\n\r\n${body}`));
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
     const chunks: Buffer[] = [];
-    let firstByteAt = 0;
     socket.on('data', (d: Buffer) => {
       chunks.push(d);
-      if (firstByteAt) return;
-      firstByteAt = Date.now();
+      if (chunks.length > 1) return;
       socket.pause();
       read(socket);
     });
     socket.on('error', reject);
-    socket.on('close', () => resolve({ received: Buffer.concat(chunks).toString('latin1'), firstByteAt }));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
   });
 }
 
@@ -201,7 +203,7 @@ test('a client that stops reading a long stream is closed after HTTP_SEND_STALL_
   const keyId = await keyIdByName(gw.url, 'edge-http');
   let cutAfterMs = 0;
   // 32 MiB: more than the kernel's buffers on both sides hold, so the gateway has bytes waiting.
-  const { received } = await longStream(32 * 1024, requestId, (socket) => {
+  const received = await longStream(32 * 1024, requestId, (socket) => {
     const pausedAt = Date.now();
     // The gateway settles the answer as it closes the connection: the usage row tells when.
     void usageRowFor(gw.url, keyId, requestId, 30_000)
@@ -227,7 +229,7 @@ test('a client that reads a long stream slowly, in bursts further apart than the
   const requestId = `req-slow-reader-${nonce()}`;
   let bursts = 0;
   const started = Date.now();
-  const { received } = await longStream(16 * 1024, requestId, (socket) => {
+  const received = await longStream(16 * 1024, requestId, (socket) => {
     // Read for 40 ms every 1.8 s: some progress within every HTTP_SEND_STALL_MS (2 s), and pauses
     // longer than TEXT_STREAM_IDLE_MS (1.5 s), which would end the stream were they counted as the upstream's silence.
     const timer = setInterval(() => {
