@@ -54,10 +54,10 @@ function settlement() {
 }
 
 /** A relay of an upstream the test writes to, billed when the test releases its settlement. */
-function relayed() {
+function relayed(idleMs = 60_000) {
   const upstream = new PassThrough();
   const billing = settlement();
-  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), 60_000, new AbortController().signal, billing.onDone);
+  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), idleMs, new AbortController().signal, billing.onDone);
   return { upstream, billing, answer };
 }
 
@@ -87,9 +87,7 @@ test('a client that does not read pauses the upstream; reading resumes it and no
 
 test("the idle bound counts the upstream's silence only: time paused for a client that does not read is not it", async () => {
   const IDLE_MS = 100;
-  const upstream = new PassThrough();
-  const billing = settlement();
-  const answer = relay(upstream as unknown as IncomingMessage, start, new MessagesStreamTap(), IDLE_MS, new AbortController().signal, billing.onDone);
+  const { upstream, billing, answer } = relayed(IDLE_MS);
   const client = new PassThrough({ highWaterMark: 1024 });
   answer.sendTo(client);
   upstream.write(Buffer.from(`event: ping\ndata: {"type":"ping","pad":"${'x'.repeat(20_000)}"}\n\n`));
