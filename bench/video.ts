@@ -6,7 +6,8 @@
  * Drives N video tasks through the real stack (Temporal dev server, worker and API as
  * separate processes, provider simulator) and prints, per N tasks in flight:
  *   creates/s beside the rate of bare workflow starts on the same dev server (bare-starts.ts),
- *   create latency p50/p99, query latency p50/p99 (while all N are in flight),
+ *   create latency p50/p99, query latency p50/p99 (while all N are in flight) and what
+ *   answered those reads (the task views, Temporal, the API's cache: bench/read-sources.ts),
  *   completion lag p50/p99/max (upstream job completed -> the gateway's workflow completed)
  *   and its phases (bench/lag-phases.ts),
  *   and the peak RSS of the API and worker processes, the CPU ms per task of every process on
@@ -40,6 +41,7 @@ import { runNode } from '../test/support/processes';
 import { upstreamJobOf } from '../test/support/upstream';
 import { BenchChildren } from './child-guard';
 import { writeBenchResults } from './results';
+import { formatReadSources, readSources, readSourcesBetween } from './read-sources';
 import { bareStartRate, historySizes } from './bare-starts';
 import { floorTaskCost } from './floor-tasks';
 import { cpuPerItem, cpuSnapshot, formatCpu, type CpuGroups } from './cpu';
@@ -239,12 +241,14 @@ async function main(): Promise<void> {
     // query, while the tasks are in flight
     let peakApi = rssMiB(apiProc.proc.pid);
     let peakWorker = rssMiB(workerProc.proc.pid);
+    const sourcesBefore = await readSources(api, 'bench-admin');
     const paced = await statusReadsAtRate(api, auth, ids, {
       seconds: opts.querySeconds,
       rate: opts.queryRate,
       describe: (id) => temporal.workflow.getHandle(id).describe(),
     });
     const { latencies: queryLatencies, errors: queryErrors } = await statusReads(api, auth, ids, { seconds: opts.querySeconds, concurrency: opts.concurrency });
+    const readsBy = readSourcesBetween(sourcesBefore, await readSources(api, 'bench-admin'));
     const inFlightAtQuery = await temporal.workflow.count(`GatewayOwner IS NOT NULL AND ExecutionStatus = "Running"`);
     const cpuBeforeCompletion = cpu();
 
@@ -319,6 +323,8 @@ async function main(): Promise<void> {
         describeErrors: paced.describes.errors,
       },
       inFlightDuringQueries: inFlightAtQuery.count,
+      /** Both query phases' reads by what answered them; null for a gateway without the counter. */
+      queriesAnsweredBy: readsBy,
       lagP50: percentile(lags, 50),
       lagP99: percentile(lags, 99),
       lagMax: Math.max(...lags),
@@ -367,6 +373,7 @@ async function main(): Promise<void> {
     console.log(
       `           beside them, the bench's own describe on the dev server: p50 ${ms(row.pacedQueries.describeP50)}   p99 ${ms(row.pacedQueries.describeP99)}   errors ${row.pacedQueries.describeErrors}`,
     );
+    if (readsBy) console.log(`           the reads of both, answered by: ${formatReadSources(readsBy)}`);
     console.log(
       `  lag      upstream completed -> gateway completed   p50 ${ms(row.lagP50)}   p99 ${ms(row.lagP99)}   max ${ms(row.lagMax)}   (${row.completed} completed, ${failed} not)`,
     );

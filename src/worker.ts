@@ -35,6 +35,8 @@ import { startTracing, type ProcessTracing } from './telemetry/tracing';
 import { persistentSecret } from './config/secrets';
 import { UrlSigner } from './files/signed-url';
 import { WebhookStore } from './store/webhooks';
+import { TaskViews } from './tasks/task-views';
+import { taskViewSinks } from './temporal/task-view-sinks';
 import { createWebhookActivities } from './webhooks/activities';
 import { deliveryStarter } from './webhooks/delivery-starter';
 
@@ -72,6 +74,8 @@ export async function createGatewayWorker(
       ? chatModelEnhancer(env.PROMPT_ENHANCER_BASE_URL, env.PROMPT_ENHANCER_API_KEY ?? '', env.PROMPT_ENHANCER_MODEL, env.UPSTREAM_TIMEOUT_MS)
       : passThroughEnhancer;
   const billing = new BillingStore(db);
+  // Video tasks' views, written by their workflows (the sink) and watching steps; read by the API.
+  const views = new TaskViews(db, env.TASK_RETENTION_DAYS);
   // The failures of upstream video requests, for the operator's channel view (GET /admin/channels).
   const channelErrors = new ChannelErrorLog(db, logger);
   reportUpstreamFailuresTo((channel, retryable, message) => channelErrors.record(channel, retryable, message));
@@ -100,6 +104,7 @@ export async function createGatewayWorker(
     progressStep: env.PROGRESS_UPDATE_STEP,
     pollGridMs: env.UPSTREAM_POLL_GRID_MS,
     log: logger,
+    views,
   });
   // Completion webhooks: the announce step starts delivery workflows on this task queue. The
   // signer is the API's (same secret, from the environment or the data directory), so the
@@ -150,6 +155,7 @@ export async function createGatewayWorker(
     activities,
     ...workflowSource,
     ...(traced ?? {}),
+    sinks: { ...traced?.sinks, ...taskViewSinks(views, logger) },
     // Each task in flight holds a slot while its job is watched, sleeping between polls: many
     // may be open at once for little CPU. A key's user-URL fetches hold at most
     // FETCH_MAX_PER_KEY of these slots, each for at most FETCH_TIMEOUT_MS; its steps over that

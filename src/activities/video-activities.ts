@@ -37,6 +37,7 @@ import { metrics } from '../metrics/metrics';
 import type { Logger } from '../log';
 import type { PromptEnhancer } from './prompt-enhancer';
 import { DEFAULT_AVATAR_PNG } from '../files/default-avatar';
+import type { TaskViews } from '../tasks/task-views';
 
 export interface VideoActivityDeps {
   channels: readonly VideoChannel[];
@@ -59,6 +60,8 @@ export interface VideoActivityDeps {
   pollGridMs: number;
   /** Where what concerns a channel rather than one task goes (a provider that refuses to list its jobs). */
   log?: Logger;
+  /** The task views, to which a watching step reports its job's progress and lease; absent: none kept. */
+  views?: Pick<TaskViews, 'watched'>;
 }
 
 type StoredImageRef = Extract<ImageRef, { kind: 'stored' }>;
@@ -70,6 +73,19 @@ const USER_URL_GIVE_UP_MS = 60_000;
 
 /** How long the download step waits for the store to settle a charge before leaving it to the workflow. */
 const SETTLE_WAIT_MS = 10_000;
+
+/**
+ * A watching step's reports to its task's view, not awaited: a store that is slow or away
+ * delays no poll, and a view a report missed has its lease lapse, so reads ask Temporal.
+ */
+function reportTo(views: Pick<TaskViews, 'watched'>, taskId: string): NonNullable<JobWatchSteps['report']> {
+  return (job, leaseMs) => {
+    views.watched(taskId, job, leaseMs).then(
+      () => metrics.taskViewWrites.inc({ writer: 'watch', outcome: 'ok' }),
+      () => metrics.taskViewWrites.inc({ writer: 'watch', outcome: 'failed' }),
+    );
+  };
+}
 
 /** Upstream and fetch errors in the workflow's terms. */
 export function asFailure(err: unknown): unknown {
@@ -420,6 +436,7 @@ export function createVideoActivities(deps: VideoActivityDeps) {
           ...jobPoll(input.channel, input.jobId),
           store: (download, beat) => storeFile(input.taskId, input.channel, download, () => beat()),
           asFailure,
+          ...(deps.views ? { report: reportTo(deps.views, input.taskId) } : {}),
         },
         { progressEveryMs: deps.progressEveryMs, progressStep: deps.progressStep, pollGridMs: deps.pollGridMs },
       );

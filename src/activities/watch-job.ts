@@ -6,13 +6,14 @@
  * download needs no step of its own.
  *
  * Progress goes out as heartbeat details, which the server keeps and status reads overlay on
- * the memo (tasks/job-progress.ts). Each heartbeat is a write on the server (measured: ~2 ms of
- * the dev server's CPU), so they follow neither polls nor time alone: a change of status at
- * once; progress once it has moved progressStep points since the last one sent, and no sooner
- * than progressEveryMs after it, so at most 100 / progressStep of them however long the job
- * runs; and otherwise one per half heartbeat timeout to say the worker is alive, carrying the
- * latest progress too. A retried attempt (its worker died) resumes from the last heartbeat, so
- * progress never goes back.
+ * the memo (tasks/job-progress.ts), and beside each heartbeat to the task's view in the store,
+ * with a lease that the next heartbeat renews (tasks/task-views.ts). Each heartbeat is a write
+ * on the server (measured: ~2 ms of the dev server's CPU), so they follow neither polls nor
+ * time alone: a change of status at once; progress once it has moved progressStep points since
+ * the last one sent, and no sooner than progressEveryMs after it, so at most 100 / progressStep
+ * of them however long the job runs; and otherwise one per half heartbeat timeout to say the
+ * worker is alive, carrying the latest progress too. A retried attempt (its worker died)
+ * resumes from the last heartbeat, so progress never goes back.
  *
  * Transient upstream errors are retried here, no sooner than a Retry-After: a provider that
  * stays unreachable for OUTAGE_GIVE_UP_MS, or a file that cannot be stored in STORE_ATTEMPTS
@@ -63,6 +64,12 @@ export interface JobWatchSteps {
   store(download: DownloadRef, beat: () => void): Promise<StoredVideoResult>;
   /** Turns what poll throws into the workflow's terms. */
   asFailure(err: unknown): unknown;
+  /**
+   * Reports where the job stands to the task's view, with a lease of `leaseMs` (the step's
+   * heartbeat timeout), beside every heartbeat, so the view answers status reads for as long as
+   * the step is alive (tasks/task-views.ts). Must not throw or wait.
+   */
+  report?(job: JobProgress, leaseMs: number): void;
 }
 
 export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts: JobWatchOptions): Promise<WatchJobResult> {
@@ -70,10 +77,14 @@ export async function watchJob(input: WatchJobInput, steps: JobWatchSteps, opts:
   const resumed = parseJobProgress(ctx.info.heartbeatDetails);
   let at: JobProgress = resumed && resumed.progress >= input.from.progress ? resumed : input.from;
   const heartbeats = new HeartbeatPacer<JobProgress>(ctx, input.pollMs);
+  // A step scheduled with no heartbeat timeout cannot be told lost: its view takes no lease.
+  // None at the start: the workflow's publish just before it leased the view for a minute.
+  const report = () => steps.report?.(at, ctx.info.heartbeatTimeoutMs ?? 0);
   let sent = at;
   const beat = (reason: JobHeartbeatReason) => {
     sent = at;
     heartbeats.send(at);
+    report();
     metrics.jobHeartbeats.inc({ reason });
   };
   const beatIfStale = () => {

@@ -14,6 +14,7 @@
 import type { Connection } from '@temporalio/client';
 import type { Db } from '../store/db';
 import { taskQueuePollers } from '../temporal/pollers';
+import { withTimeout } from '../system/with-timeout';
 
 export interface HealthReport {
   ok: boolean;
@@ -107,13 +108,4 @@ function cached<T>(probe: () => Promise<T>): () => Promise<T> {
     }
     return last.report;
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

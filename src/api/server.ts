@@ -34,7 +34,7 @@ import { openStore } from '../store/open';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { CharacterService } from '../tasks/character-service';
 import { TaskService } from '../tasks/task-service';
-import { DeletedTasks } from '../tasks/deleted-tasks';
+import { TaskViews } from '../tasks/task-views';
 import { createApp } from './app';
 import { createHealthProbe } from './health';
 import { startTracing, type ProcessTracing } from '../telemetry/tracing';
@@ -72,6 +72,7 @@ export async function startApiServer(opts: {
   await keys.start();
   const adminToken = persistentSecret(config.dataDir, 'admin-token', env.ADMIN_TOKEN);
   const signingSecret = persistentSecret(config.dataDir, 'url-signing-secret', env.URL_SIGNING_SECRET);
+  const views = new TaskViews(db, env.TASK_RETENTION_DAYS);
   const tasks = new TaskService(
     connection,
     {
@@ -82,7 +83,7 @@ export async function startApiServer(opts: {
       interceptors: traced?.temporal.tracingClientInterceptors(),
       ...(opts.localWorkerConnection ? { localWorker: opts.localWorkerConnection } : {}),
     },
-    new DeletedTasks(db),
+    views,
   );
   const characterCreateTimeoutMs = 120_000;
   const characters = new CharacterService(tasks.client, {
@@ -110,6 +111,7 @@ export async function startApiServer(opts: {
   const reconciler = startBillingReconciler(
     billing,
     tasks,
+    views,
     // A start whose RPC deadline passed can no longer land: twice the deadline plus a margin.
     { intervalSeconds: env.BILLING_RECONCILE_SECONDS, minAgeSeconds: Math.ceil((2 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 10 },
     logger,

@@ -21,6 +21,7 @@
 import type { Logger } from 'pino';
 import type { BillingStore } from './ledger';
 import type { TaskService } from '../tasks/task-service';
+import type { TaskViews } from '../tasks/task-views';
 
 /** How far back the first sweep of stopped runs looks, so a restart does not skip recent ones. */
 const FIRST_SWEEP_LOOKBACK_MS = 60 * 60_000;
@@ -39,6 +40,8 @@ export interface Reconciler {
 export function startBillingReconciler(
   billing: Pick<BillingStore, 'chargesDueForCheck' | 'refundTask' | 'completeTask' | 'checkAgainLater'>,
   tasks: Pick<TaskService, 'outcome' | 'stoppedSince'>,
+  /** The task views: those of stopped runs are dropped (nothing will publish to them again), and old ones pruned. */
+  views: Pick<TaskViews, 'forget' | 'prune'>,
   opts: { intervalSeconds: number; minAgeSeconds: number },
   logger: Logger,
 ): Reconciler {
@@ -59,6 +62,8 @@ export function startBillingReconciler(
     } catch {
       return 0; // Temporal unreachable: the next pass covers the same window.
     }
+    // Before the refunds: a read from now on asks Temporal, which knows the run was stopped.
+    await views.forget(ids);
     let settled = 0;
     for (const taskId of ids) {
       if ((await billing.refundTask(taskId, STOPPED_REASON, 'refund', 'stopped')) === 'moved') {
@@ -73,6 +78,7 @@ export function startBillingReconciler(
 
   async function pass(): Promise<number> {
     let settled = await sweepStopped();
+    await views.prune();
     const stillRunning: string[] = [];
     for (const task of await billing.chargesDueForCheck(minAgeSeconds)) {
       let outcome;

@@ -96,6 +96,18 @@ export const metrics = {
     buckets: LAG_BUCKETS,
     registers: [registry],
   }),
+  taskReads: new Counter({
+    name: 'gateway_task_reads_total',
+    help: "Video task status reads, by what answered them: view (the store's task view, no Temporal call), closed (a finished run this process cached) or temporal (a describe on the server).",
+    labelNames: ['source'] as const,
+    registers: [registry],
+  }),
+  taskViewWrites: new Counter({
+    name: 'gateway_task_view_writes_total',
+    help: "Writes of task views to the store, by writer (api: a started task's initial state; workflow: a published state; watch: a watching step's progress and lease) and outcome (ok, failed: reads then ask Temporal until the next write).",
+    labelNames: ['writer', 'outcome'] as const,
+    registers: [registry],
+  }),
   jobHeartbeats: new Counter({
     name: 'gateway_job_heartbeats_total',
     help: 'Heartbeats of the steps that watch upstream video jobs, each a write on Temporal, by reason: status, progress, alive.',

@@ -321,6 +321,22 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       )`,
     ],
   },
+  {
+    id: 19,
+    name: "task views: each video task's state as its workflow last published it, so a status read need not ask Temporal (tasks/task-views.ts)",
+    sql: [
+      `create table task_views (
+        task_id text primary key,
+        state jsonb not null,
+        seq bigint not null,
+        job_status text check (job_status in ('pending', 'processing')),
+        job_progress integer not null default 0,
+        fresh_until timestamptz not null
+      )`,
+      // The prune of views past their lease (BillingReconciler's pass) reads by it.
+      'create index task_views_by_lease on task_views (fresh_until)',
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

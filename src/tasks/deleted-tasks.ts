@@ -1,8 +1,9 @@
 /**
  * Which video tasks their owner deleted (DELETE /v1/videos/{id}): one row per task in the
  * store every API replica shares, so a deletion answered by one replica is seen by all the
- * others on their next read. Temporal is no help here: it deletes an execution asynchronously
- * (it stays describable for a while) and retention keeps a closed one for days.
+ * others on their next read (every status read asks, in the query of TaskViews.look). Temporal
+ * is no help here: it deletes an execution asynchronously (it stays describable for a while)
+ * and retention keeps a closed one for days.
  */
 import type { Db } from '../store/db';
 
@@ -18,12 +19,6 @@ export class DeletedTasks {
       'insert into deleted_tasks (task_id, key_id) values ($1, $2) on conflict (task_id) do nothing returning task_id',
       [taskId, ownerId],
     );
-    return rows.length > 0;
-  }
-
-  /** Whether the task was deleted. One primary-key read, on every status read of every family. */
-  async has(taskId: string): Promise<boolean> {
-    const rows = await this.db.query<{ one: number }>('select 1 as one from deleted_tasks where task_id = $1', [taskId], 'deleted_task_check');
     return rows.length > 0;
   }
 }

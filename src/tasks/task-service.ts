@@ -2,13 +2,16 @@
  * Starts task workflows and reads their state. Every Temporal call has a deadline, so a
  * missing server becomes a 503 in seconds and a missing worker never hangs a status read.
  *
- * Reads come from the server alone, in one describe: the workflow's memo, which the workflow
+ * A read first asks the store, in one query, for the task's deletion mark and its view
+ * (task-views.ts): a task its owner deleted is not read at all, so a delete answered by any
+ * replica holds on every replica from then on, cached or not; and a view whose lease holds (its
+ * job is being watched) or whose state is terminal answers alone, with no Temporal call.
+ * Otherwise the server answers, in one describe: the workflow's memo, which the workflow
  * rewrites in the same workflow task as every change of state, overlaid with the heartbeat
- * details of the step that watches the upstream job (its progress: see watchVideoJob). No
- * worker is involved and no history replayed, so tasks read the same with every worker down;
- * closed tasks are also cached, since they never change. A task its owner deleted is not read at
- * all: every read also asks the store's mark (deleted-tasks.ts), alongside the describe, so a
- * delete answered by any replica holds on every replica from then on, cached or not.
+ * details of the step that watches the upstream job (its progress: see watchVideoJob) and with
+ * what the view last showed, so progress never goes back. No worker is involved and no history
+ * replayed, so tasks read the same with every worker down; closed runs are also cached, since
+ * they never change.
  */
 import {
   Client,
@@ -32,7 +35,7 @@ import { initialState, isTerminal, type TaskRequest, type TaskState } from './ta
 import { TaskServiceUnavailable, TaskStoreUnavailable } from './task-errors';
 import { withJobProgress } from './job-progress';
 import { lastWatchedProgress } from './task-timeline';
-import type { DeletedTasks } from './deleted-tasks';
+import type { TaskView, TaskViews } from './task-views';
 import { metrics } from '../metrics/metrics';
 
 /** The start options every paid run shares (TaskService.startRun). */
@@ -70,8 +73,8 @@ export class TaskService {
   constructor(
     readonly connection: Connection,
     private readonly opts: TaskServiceOptions,
-    /** The store's deletion marks; null where there is no store (the workflow tests), where no task is ever deleted. */
-    private readonly deleted: Pick<DeletedTasks, 'has'> | null,
+    /** The store's deletion marks and task views; null where there is no store (the workflow tests), where no task is ever deleted. */
+    private readonly views: Pick<TaskViews, 'look' | 'publish'> | null,
   ) {
     const clientOf = (on: ConnectionLike) =>
       new Client({ connection: on, namespace: opts.namespace, ...(opts.interceptors ? { interceptors: { workflow: opts.interceptors } } : {}) });
@@ -91,6 +94,11 @@ export class TaskService {
     const input: VideoTaskInput = { request, firstTryMaxWaitMs: this.opts.firstTryMaxWaitMs };
     await this.startRun({ id: request.taskId, model: request.model, owner: request.ownerId, status: state.status }, (options) =>
       this.starter.client.workflow.start(videoTaskWorkflowV3, { ...options, args: [input], memo: { state } }),
+    );
+    // Not awaited: the create does not wait for it, and until it lands (or if it fails) reads ask Temporal.
+    this.views?.publish(state, 0).then(
+      () => metrics.taskViewWrites.inc({ writer: 'api', outcome: 'ok' }),
+      () => metrics.taskViewWrites.inc({ writer: 'api', outcome: 'failed' }),
     );
     return state;
   }
@@ -136,19 +144,19 @@ export class TaskService {
 
   /** The task's state, or null when it does not exist, belongs to another key or was deleted. */
   async get(id: string, ownerId: string): Promise<TaskState | null> {
-    // Side by side: a read of a task in flight costs the longer of the two, not their sum.
-    const [state, deleted] = await Promise.all([this.read(id), this.isDeleted(id)]);
+    const { deleted, view } = await this.look(id);
     if (deleted) {
       this.closed.delete(id);
       return null;
     }
+    const state = await this.read(id, view);
     return state && state.ownerId === ownerId ? state : null;
   }
 
-  private async isDeleted(id: string): Promise<boolean> {
-    if (!this.deleted) return false;
+  private async look(id: string): ReturnType<TaskViews['look']> {
+    if (!this.views) return { deleted: false, view: null };
     try {
-      return await this.deleted.has(id);
+      return await this.views.look(id);
     } catch (err) {
       // Not read rather than read without its mark: a task its owner deleted is never shown.
       throw new TaskStoreUnavailable(
@@ -201,8 +209,20 @@ export class TaskService {
     await this.rpc(() => this.connection.workflowService.deleteWorkflowExecution({ namespace: this.opts.namespace, workflowExecution: { workflowId: id } }));
   }
 
-  private async read(id: string): Promise<TaskState | null> {
-    return this.closed.get(id) ?? this.readMemo(id);
+  private async read(id: string, view: TaskView | null): Promise<TaskState | null> {
+    const closed = this.closed.get(id);
+    if (closed) {
+      metrics.taskReads.inc({ source: 'closed' });
+      return closed;
+    }
+    if (view?.fresh) {
+      metrics.taskReads.inc({ source: 'view' });
+      return view.state;
+    }
+    metrics.taskReads.inc({ source: 'temporal' });
+    const state = await this.readMemo(id);
+    // A view past its lease may still be ahead of the server (a last heartbeat its worker did not send).
+    return state && view ? withJobProgress(state, { status: view.state.status, progress: view.state.progress }) : state;
   }
 
   private async readMemo(id: string): Promise<TaskState | null> {

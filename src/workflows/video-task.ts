@@ -5,7 +5,8 @@
  * Cancelled (DELETE /v1/videos/{id} of a running task, or an operator) -> refunded, the provider
  * asked to cancel the job, any stored file removed, failed as `cancelled`, and the run ends as cancelled.
  * Deterministic: all I/O is in activities; state is published as memo + search attributes
- * (readable with no worker running) and answered live by the `state` query.
+ * (readable with no worker running), to the task's view in the store (the `taskViews` sink:
+ * status reads with no Temporal call), and answered live by the `state` query.
  */
 import {
   ActivityFailure,
@@ -17,6 +18,7 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxySinks,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -34,8 +36,11 @@ import { attemptOf, submitFailingOver, SUBMIT_FAILOVER_PATCH } from './submit-fa
 import { estimateProgress, nextProgress } from './progress';
 import { FAILURE_TYPES, STATE_QUERY, type ChannelPlan, type StoredVideoResult, type VideoTaskInput } from './video-task-types';
 import { watchHeartbeatTimeoutMs } from './watch-heartbeat';
+import { taskViewSeq, type TaskViewSinks } from './task-view-sink';
 
 export const stateQuery = defineQuery<TaskState>(STATE_QUERY);
+
+const { taskViews } = proxySinks<TaskViewSinks>();
 
 const NON_RETRYABLE = Object.values(FAILURE_TYPES);
 
@@ -268,6 +273,7 @@ async function runVideoTask(input: VideoTaskInput, takes: PatchCheck): Promise<T
   let state: TaskState = input.resume?.state ?? initialState(request);
   setHandler(stateQuery, () => state);
 
+  let published = 0;
   const publish = (patch: Partial<TaskState>): void => {
     const statusChanged = patch.status !== undefined && patch.status !== state.status;
     state = { ...state, ...patch };
@@ -276,6 +282,7 @@ async function runVideoTask(input: VideoTaskInput, takes: PatchCheck): Promise<T
       upsertSearchAttributes([{ key: SA_STATUS, value: state.status }]);
     }
     upsertMemo({ state });
+    taskViews.publish(state, taskViewSeq(workflowInfo().runStartTime, ++published));
   };
 
   try {

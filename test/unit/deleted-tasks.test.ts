@@ -4,12 +4,14 @@
  * a marked task while a marked task still serves as a page's cursor.
  */
 import { DeletedTasks } from '../../src/tasks/deleted-tasks';
+import { TaskViews } from '../../src/tasks/task-views';
 import { TaskList } from '../../src/tasks/task-list';
 import type { TaskService } from '../../src/tasks/task-service';
 import { initialState } from '../../src/tasks/task';
 import { KeyStore } from '../../src/store/keys';
 import { migrate } from '../../src/store/migrations';
 import { BOTH_STORES, type OpenedStore } from '../support/stores';
+import { taskRequest } from '../support/task-request';
 
 describe.each(BOTH_STORES)('%s', (_name, open) => {
   let opened: OpenedStore;
@@ -22,12 +24,12 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
   afterAll(async () => opened?.cleanup());
 
   test('of ten racing deletes of one task exactly one marks it, and every reader sees the mark', async () => {
-    const marks = new DeletedTasks(opened.db);
+    const marks = new TaskViews(opened.db, 30);
     const marked = await Promise.all(Array.from({ length: 10 }, () => new DeletedTasks(opened.db).mark('vidgen3:1-race', keyId)));
     expect(marked.filter(Boolean)).toHaveLength(1);
-    expect(await marks.has('vidgen3:1-race')).toBe(true);
-    expect(await new DeletedTasks(opened.db).has('vidgen3:1-race')).toBe(true);
-    expect(await marks.has('vidgen3:2-kept')).toBe(false);
+    expect((await marks.look('vidgen3:1-race')).deleted).toBe(true);
+    expect((await new TaskViews(opened.db, 30).look('vidgen3:1-race')).deleted).toBe(true);
+    expect((await marks.look('vidgen3:2-kept')).deleted).toBe(false);
   });
 
   test("the key's list skips a deleted task, which still serves as a cursor", async () => {
@@ -42,20 +44,7 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     // Every task reads as there: the list's skipping is the store's doing.
     const tasks = {
       get: async (id: string, ownerId: string) => ({
-        ...initialState({
-          taskId: id,
-          ownerId,
-          model: 'motion-2',
-          family: 'motion',
-          endpoint: 'videos',
-          prompt: 'p',
-          enhancePrompt: false,
-          enableUpsample: false,
-          images: [],
-          watermark: false,
-          private: false,
-          createdAt: 0,
-        }),
+        ...initialState(taskRequest({ taskId: id, ownerId, model: 'motion-2', family: 'motion', endpoint: 'videos', prompt: 'p', createdAt: 0 })),
       }),
     } as unknown as TaskService;
     const list = new TaskList(opened.db, tasks);

@@ -1,21 +1,9 @@
 import { withJobProgress } from '../../src/tasks/job-progress';
 import { initialState, type TaskState } from '../../src/tasks/task';
+import { taskRequest } from '../support/task-request';
 
 const running = (patch: Partial<TaskState> = {}): TaskState => ({
-  ...initialState({
-    taskId: 'vidgen3:1-abc',
-    ownerId: 'k',
-    model: 'vidgen3',
-    family: 'vidgen',
-    endpoint: 'video-create',
-    prompt: 'p',
-    enhancePrompt: false,
-    enableUpsample: false,
-    images: [],
-    watermark: false,
-    private: false,
-    createdAt: 1_700_000_000_000,
-  }),
+  ...initialState(taskRequest({ taskId: 'vidgen3:1-abc', ownerId: 'k', prompt: 'p', createdAt: 1_700_000_000_000 })),
   ...patch,
 });
 

@@ -19,6 +19,7 @@ import { createWebhookActivities, type WebhookSettings } from '../../src/webhook
 import { UNDELIVERABLE, type WebhookDeliveryInput } from '../../src/webhooks/announce-types';
 import { postWebhook } from '../../src/webhooks/post';
 import { embeddedStore, type OpenedStore } from '../support/stores';
+import { taskRequest } from '../support/task-request';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { verifyWebhook } = require(path.join(projectRoot(), 'docs', 'snippets', 'verify-webhook.cjs')) as {
@@ -77,20 +78,7 @@ function activities(settings: WebhookSettings = SETTINGS) {
 }
 
 function completedState(ownerId: string): TaskState {
-  const state = initialState({
-    taskId: `vidgen3:${Date.now()}-abcdefghij`,
-    ownerId,
-    model: 'vidgen3',
-    family: 'vidgen',
-    endpoint: 'video-create',
-    prompt: 'a fox',
-    enhancePrompt: false,
-    enableUpsample: false,
-    images: [],
-    watermark: false,
-    private: false,
-    createdAt: Date.now(),
-  });
+  const state = initialState(taskRequest({ taskId: `vidgen3:${Date.now()}-abcdefghij`, ownerId, prompt: 'a fox' }));
   return { ...state, status: 'completed', progress: 100, video: { key: `videos/${state.id}.mp4`, contentType: 'video/mp4', bytes: 10 } };
 }
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
 import type { BillingActivities, SettleInput } from '../../src/billing/charge-activities';
 import type { VideoActivities } from '../../src/activities/video-activities';
 import type { WebhookActivities } from '../../src/webhooks/activities';
@@ -18,7 +18,8 @@ import type { AnnounceInput } from '../../src/webhooks/announce-types';
 import { watchJob } from '../../src/activities/watch-job';
 import { temporalCliPath, workflowBundlePath } from '../../src/config/paths';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
-import type { TaskRequest } from '../../src/tasks/task';
+import type { TaskState } from '../../src/tasks/task';
+import type { TaskViewSinks } from '../../src/workflows/task-view-sink';
 import type { PollResult } from '../../src/providers/video-upstream';
 import { FAILURE_TYPES, type ChannelPlan } from '../../src/workflows/video-task-types';
 
@@ -165,28 +166,29 @@ export function fakeActivities(overrides: Partial<Activities> = {}, options: { s
   return { activities, calls };
 }
 
-/** A task request as the API builds it (a vidgen3 text-to-video by default). */
-export function taskRequest(patch: Partial<TaskRequest> = {}): TaskRequest {
-  return {
-    taskId: `vidgen3:${Date.now()}-${randomUUID().slice(0, 8)}`,
-    ownerId: 'key_workflow_test',
-    model: 'vidgen3',
-    family: 'vidgen',
-    endpoint: 'video-create',
-    prompt: 'a red fox running through snow',
-    enhancePrompt: false,
-    enableUpsample: false,
-    images: [],
-    watermark: false,
-    private: false,
-    createdAt: Date.now(),
-    ...patch,
-  };
-}
+export { taskRequest } from '../support/task-request';
 
 /** An activity failure the workflow turns into a failed task without retrying. */
 export function rejected(message: string, type: keyof typeof FAILURE_TYPES = 'upstreamRejected'): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, FAILURE_TYPES[type]);
+}
+
+/** A task's publishes to its view, as the gateway's worker would write them: what the sink was called with, per task id. */
+export type ViewPublish = { seq: number; state: TaskState };
+export const viewPublishes = new Map<string, ViewPublish[]>();
+
+/** The `taskViews` sink of a test worker: it records each call in `into`, by workflow id. */
+export function recordingViewSinks(into: Map<string, ViewPublish[]> = viewPublishes): InjectedSinks<TaskViewSinks> {
+  return {
+    taskViews: {
+      publish: {
+        fn: (info, state, seq) => {
+          into.set(info.workflowId, [...(into.get(info.workflowId) ?? []), { seq, state }]);
+        },
+        callDuringReplay: false,
+      },
+    },
+  };
 }
 
 /** A worker of the shipped bundle and these activities on `taskQueue`, not yet running. */
@@ -196,6 +198,7 @@ export function workerOn(env: TestWorkflowEnvironment, activities: Activities, t
     taskQueue,
     workflowBundle: { codePath: workflowBundlePath() },
     activities,
+    sinks: recordingViewSinks(),
     // Progress heartbeats reach the server within a second, as from the gateway's worker.
     maxHeartbeatThrottleInterval: '1s',
   });

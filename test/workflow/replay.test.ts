@@ -13,7 +13,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { tracedWorkflowBundlePath, workflowBundlePath } from '../../src/config/paths';
 import { tracedWorkerOptions } from '../../src/telemetry/temporal-tracing';
-import { HISTORIES_DIR, quietRuntime } from './harness';
+import { HISTORIES_DIR, quietRuntime, recordingViewSinks, type ViewPublish } from './harness';
 
 /**
  * The shapes of a watched video task, recorded for every task type: `videoTaskWorkflow` (runs
@@ -107,8 +107,10 @@ async function replayAll(options: ReplayWorkerOptions): Promise<void> {
   expect(replayed.sort()).toEqual(histories.map((h) => h.workflowId).sort());
 }
 
-test('every saved history replays against the shipped workflow bundle without nondeterminism', async () => {
-  await replayAll({ workflowBundle: { codePath: workflowBundlePath() } });
+test('every saved history replays against the shipped workflow bundle without nondeterminism, and a replay publishes no view', async () => {
+  const published = new Map<string, ViewPublish[]>();
+  await replayAll({ workflowBundle: { codePath: workflowBundlePath() }, sinks: recordingViewSinks(published) });
+  expect([...published.keys()]).toEqual([]);
 }, 60_000);
 
 /**
@@ -119,6 +121,6 @@ test('every saved history replays against the shipped workflow bundle without no
 test('every saved history replays against the traced workflow bundle (tracing on) without nondeterminism', async () => {
   const exported = new InMemorySpanExporter();
   const traced = tracedWorkerOptions({ processor: new SimpleSpanProcessor(exported), resource: new Resource({ 'service.name': 'replay' }) });
-  await replayAll({ workflowBundle: { codePath: tracedWorkflowBundlePath() }, ...traced });
+  await replayAll({ workflowBundle: { codePath: tracedWorkflowBundlePath() }, ...traced, sinks: { ...traced.sinks, ...recordingViewSinks() } });
   expect(exported.getFinishedSpans()).toEqual([]);
 }, 60_000);

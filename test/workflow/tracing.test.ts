@@ -15,7 +15,7 @@ import { tracedWorkflowBundlePath } from '../../src/config/paths';
 import { TaskService } from '../../src/tasks/task-service';
 import type { TaskState } from '../../src/tasks/task';
 import { tracedWorkerOptions, tracingClientInterceptors } from '../../src/telemetry/temporal-tracing';
-import { environmentPerFile, fakeActivities, recordHistories, taskRequest } from './harness';
+import { environmentPerFile, fakeActivities, recordHistories, recordingViewSinks, taskRequest } from './harness';
 
 const environment = environmentPerFile();
 const exporter = new InMemorySpanExporter();
@@ -31,13 +31,16 @@ test('one trace runs from the start through the workflow, its activities and the
   const env = environment();
   const { activities } = fakeActivities();
   const taskQueue = `wf-traced-${Date.now()}`;
+  const traced = tracedWorkerOptions({ processor, resource: new Resource({ 'service.name': 'worker-under-test' }) });
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: { codePath: tracedWorkflowBundlePath() },
     activities,
     maxHeartbeatThrottleInterval: '1s',
-    ...tracedWorkerOptions({ processor, resource: new Resource({ 'service.name': 'worker-under-test' }) }),
+    ...traced,
+    // As the gateway's worker: the tracing's sink beside the task views' (worker.ts).
+    sinks: { ...traced.sinks, ...recordingViewSinks() },
   });
   const tasks = new TaskService(
     env.connection,

@@ -12,11 +12,24 @@ import { workflowBundlePath } from '../../src/config/paths';
 import type { PollResult } from '../../src/providers/video-upstream';
 import { initialState, type TaskRequest, type TaskState } from '../../src/tasks/task';
 import { TaskService } from '../../src/tasks/task-service';
+import type { TaskLook } from '../../src/tasks/task-views';
 import { timelineOf } from '../../src/tasks/task-timeline';
 import { FIRST_TASK_PROMPT_MS, videoTaskWorkflow, videoTaskWorkflowV3 } from '../../src/workflows/video-task';
 import { SUBMIT_FAILURE_TYPES } from '../../src/workflows/video-task-types';
 import { waitFor } from '../support/ports';
-import { fakeActivities, PLAN, recordHistories, rejected, environmentPerFile, taskRequest, withWorker, workerOn, type Activities } from './harness';
+import {
+  fakeActivities,
+  PLAN,
+  recordHistories,
+  rejected,
+  environmentPerFile,
+  taskRequest,
+  recordingViewSinks,
+  viewPublishes,
+  withWorker,
+  workerOn,
+  type Activities,
+} from './harness';
 
 const environment = environmentPerFile();
 
@@ -50,6 +63,21 @@ test('a task is claimed, submitted, polled, stored and completed, with no refund
   expect(calls.names.filter((n) => n === 'submitVideo')).toHaveLength(1);
   // storeVideo settled the charge itself (chargeSettled): no second settle.
   expect(calls.settled).toEqual([]);
+});
+
+test("each change of a task's state goes to its view through the sink, in order, each with a higher sequence number", async () => {
+  const { state } = await runTask(null, taskRequest({ enhancePrompt: true }));
+  const published = viewPublishes.get(state.id) ?? [];
+  // The enhanced prompt, the upstream job, the stored video: one publish per change, as the memo.
+  expect(published.map((p) => [p.state.status, Boolean(p.state.upstream), p.state.enhancedPrompt === state.enhancedPrompt])).toEqual([
+    ['pending', false, true],
+    ['pending', true, true],
+    ['completed', true, true],
+  ]);
+  expect(published.at(-1)?.state).toEqual(state);
+  const seqs = published.map((p) => p.seq);
+  expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+  expect(new Set(seqs).size).toBe(seqs.length);
 });
 
 test('a remix runs on its source channel and submits a remix, not a new video', async () => {
@@ -293,6 +321,40 @@ test('progress reaches status reads through the watching step, with no history e
   );
 }, 60_000);
 
+test("a fresh view answers reads alone; past its lease the server answers, never below the view's progress; a deletion mark hides the task", async () => {
+  await withHeldJob(
+    async (poll) => (poll < 3 ? { phase: 'running', progress: poll * 10 } : 'hold'),
+    async ({ tasks, request, release }) => {
+      await waitFor('a read at 20 %', async () => (await tasks.get(request.taskId, request.ownerId))?.progress === 20, 30_000, 100);
+      let look: TaskLook = { deleted: false, view: null };
+      const viewed = new TaskService(
+        environment().connection,
+        { namespace: 'default', taskQueue: 'unused', rpcTimeoutMs: 5000, firstTryMaxWaitMs: null },
+        { look: async () => look, publish: async () => undefined },
+      );
+      const state = (await tasks.get(request.taskId, request.ownerId))!;
+      const at = (progress: number, fresh: boolean): TaskLook => ({ deleted: false, view: { state: { ...state, progress }, fresh } });
+      // Fresh: what the view holds, whatever the server says.
+      look = at(77, true);
+      expect(await viewed.get(request.taskId, request.ownerId)).toMatchObject({ status: 'processing', progress: 77 });
+      // A fresh view of a task that is not on this server at all answers the same: no Temporal call.
+      expect(await viewed.get('vidgen3:1-nowhere', request.ownerId)).toMatchObject({ progress: 77 });
+      // Past its lease: the server's memo and heartbeats, with the view's progress where that is ahead.
+      look = at(77, false);
+      expect(await viewed.get(request.taskId, request.ownerId)).toMatchObject({ status: 'processing', progress: 77 });
+      look = at(5, false);
+      expect(await viewed.get(request.taskId, request.ownerId)).toMatchObject({ status: 'processing', progress: 20 });
+      expect(await viewed.get('vidgen3:1-nowhere', request.ownerId)).toBeNull();
+      // Another key's view reads as no task, and a deleted one is not read at all.
+      look = at(77, true);
+      expect(await viewed.get(request.taskId, 'key_other')).toBeNull();
+      look = { deleted: true, view: at(77, true).view };
+      expect(await viewed.get(request.taskId, request.ownerId)).toBeNull();
+      release();
+    },
+  );
+}, 60_000);
+
 test('a retried watching step resumes from its last heartbeat, so reads never go back', async () => {
   await withHeldJob(
     async (poll) => {
@@ -337,6 +399,7 @@ test('a task whose watching step has ended reads where its job was last seen unt
       taskQueue,
       workflowBundle: { codePath: workflowBundlePath() },
       activities,
+      sinks: recordingViewSinks(),
       enableNonLocalActivities: false,
     });
   const steps = await Worker.create({ connection: environment().nativeConnection, taskQueue, activities, maxHeartbeatThrottleInterval: '1s' });
