@@ -203,6 +203,26 @@ const SPRITESHEET_JPEG_B64 =
 
 /** A valid, playable MP4 (H.264 baseline, 160x90, 1 s, +faststart). */
 export const SAMPLE_MP4: Buffer = Buffer.from(SAMPLE_MP4_B64, 'base64');
+/** The largest video `[sim:video-kib]` makes: 64 MiB. */
+export const MAX_VIDEO_KIB = 64 * 1024;
+let padded: { kib: number; bytes: Buffer } | null = null;
+
+/**
+ * SAMPLE_MP4, or for `kib` > 0 the same movie followed by a `free` box (which players skip) to
+ * about `kib` KiB: a large, still valid download. The last size made is kept, so the downloads of
+ * one test share one buffer.
+ */
+export function sampleVideo(kib: number): Buffer {
+  const size = Math.min(kib, MAX_VIDEO_KIB) * 1024;
+  if (size <= SAMPLE_MP4.length + 8) return SAMPLE_MP4;
+  if (padded?.kib !== kib) {
+    const free = Buffer.alloc(size - SAMPLE_MP4.length);
+    free.writeUInt32BE(free.length, 0);
+    free.write('free', 4, 'latin1');
+    padded = { kib, bytes: Buffer.concat([SAMPLE_MP4, free]) };
+  }
+  return padded.bytes;
+}
 /** PNG served as the `thumbnail` variant of an OpenAI-style video. */
 export const THUMBNAIL_PNG: Buffer = Buffer.from(THUMBNAIL_PNG_B64, 'base64');
 /** JPEG served as the `spritesheet` variant of an OpenAI-style video. */

@@ -6,6 +6,7 @@
 
 import type { Ctx, Reply } from './server';
 import type { Job } from './jobs';
+import { MAX_VIDEO_KIB } from './assets';
 
 /** Everything the markers of one string ask for. Counts are 0 when the marker is absent. */
 export interface Markers {
@@ -24,6 +25,8 @@ export interface Markers {
   jobMs: number | null;
   /** OpenAI: DELETE cancels the job while it still runs, as some compatible providers do (OpenAI itself refuses). */
   cancellable: boolean;
+  /** The finished video's size in KiB (`[sim:video-kib=N]`, at most 64 MiB); 0: the sample as it is. */
+  videoKib: number;
 }
 
 /** Upper bounds keep a typo such as `[sim:slow=99999999]` from hanging a socket for days. */
@@ -48,6 +51,7 @@ export function parseMarkers(text: string): Markers {
     slowMs: 0,
     jobMs: null,
     cancellable: false,
+    videoKib: 0,
   };
   // Cheap pre-check: almost every prompt in a load test has no marker at all.
   if (!text.includes('[sim:') && !text.includes('[SIM:')) return m;
@@ -94,6 +98,9 @@ export function parseMarkers(text: string): Markers {
         break;
       case 'cancellable':
         m.cancellable = true;
+        break;
+      case 'video-kib':
+        m.videoKib = Math.min(n, MAX_VIDEO_KIB);
         break;
       default:
         break; // unknown markers are ignored, like any other prompt text

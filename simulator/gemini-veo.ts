@@ -12,7 +12,7 @@ import type { Ctx, ErrorDetail, ProtocolModule, Reply } from './server';
 import { isTerminal, newJob, recoveredJob, type Job } from './jobs';
 import { modelHash, readVeoOperationId, veoOperationId } from './job-ids';
 import { countOutcome, finishCreate, gateContent, gatePoll, gateSubmit, parseMarkers } from './faults';
-import { SAMPLE_MP4, sniffImage } from './assets';
+import { sampleVideo, sniffImage } from './assets';
 
 const RESPONSE_TYPE = 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse';
 const MODEL = /^veo-[A-Za-z0-9.-]+$/;
@@ -309,7 +309,7 @@ export const veoBlobModule: ProtocolModule = {
         if (ctx.query.get('sig') !== ctx.sim.sign(id)) return blobError(403, 'Invalid or missing signature.');
         const file = findFile(ctx, id);
         if (!file || !fileReady(ctx, file.job)) return blobError(404, 'No such blob.');
-        return { kind: 'bytes', status: 200, body: SAMPLE_MP4, contentType: 'video/mp4', ranges: true };
+        return { kind: 'bytes', status: 200, body: sampleVideo(file.job.videoKib), contentType: 'video/mp4', ranges: true };
       },
     },
   ],

@@ -47,6 +47,8 @@ export interface Job {
   contentReads: number;
   /** `[sim:cancellable]`: a DELETE may cancel the job while it runs (known only to the process that created it). */
   cancellable: boolean;
+  /** `[sim:video-kib=N]`: the finished video's size (known only to the process that created it); 0: the sample. */
+  videoKib: number;
 }
 
 export interface NewJob {
@@ -91,6 +93,7 @@ export function newJob(input: NewJob): Job {
     pollReads: 0,
     contentReads: 0,
     cancellable: m.cancellable,
+    videoKib: m.videoKib,
   };
   return { id: input.makeId(job), ...job };
 }
@@ -111,6 +114,7 @@ export function recoveredJob(
     pollReads: 0,
     contentReads: 0,
     cancellable: false,
+    videoKib: 0,
   };
 }
 

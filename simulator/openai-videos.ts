@@ -10,7 +10,7 @@ import type { Ctx, ErrorDetail, HeaderMap, ProtocolModule, Reply } from './serve
 import { newJob, progressAt, recoveredJob, statusAt, terminalAt, isTerminal, type Character, type Job } from './jobs';
 import { characterId, openAiVideoId, readCharacterId, readOpenAiVideoId } from './job-ids';
 import { countOutcome, finishCreate, gateContent, gatePoll, gateSubmit, parseMarkers } from './faults';
-import { looksLikeMp4, PROFILE_PNG, SAMPLE_MP4, sniffImage, SPRITESHEET_JPEG, THUMBNAIL_PNG } from './assets';
+import { looksLikeMp4, PROFILE_PNG, SAMPLE_MP4, sampleVideo, sniffImage, SPRITESHEET_JPEG, THUMBNAIL_PNG } from './assets';
 
 const MODELS = ['sora-2', 'sora-2-pro'] as const;
 const SECONDS = ['4', '8', '10', '12', '15', '25'] as const;
@@ -398,7 +398,8 @@ function downloadContent(ctx: Ctx): Reply {
     return ctx.error(404, `Video '${job.id}' is ${why}. Poll GET /v1/videos/${job.id} until status is completed.`, { code: 'video_not_ready' });
   }
   const asset = VARIANTS[variant.data];
-  return { kind: 'bytes', status: 200, body: asset.body, contentType: asset.type, ranges: true };
+  const body = variant.data === 'video' ? sampleVideo(job.videoKib) : asset.body;
+  return { kind: 'bytes', status: 200, body, contentType: asset.type, ranges: true };
 }
 
 function characterView(c: Character): Record<string, unknown> {

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { call } from '../support/client';
+import { call, createTask, waitForTerminal } from '../support/client';
+import { waitFor } from '../support/ports';
 import { buildRequest, rawRequest } from '../support/raw-http';
 import { TEST_DATA } from '../support/processes';
 import { startGateway, type Gateway } from '../support/stack';
@@ -351,3 +352,46 @@ test('/healthz is 503 while Temporal answers but no worker polls the task queue'
   expect(res.body).toMatchObject({ status: 'unavailable', temporal: 'ok' });
   expect(res.body.worker).toMatch(/no worker is polling/);
 });
+
+// Last in this file: the tests above need a gateway with no worker, this one a finished task.
+test('a client that stops reading a large video download is closed after HTTP_SEND_STALL_MS', async () => {
+  await gw.startWorker();
+  const created = await createTask(gw.url, key, { model: 'vidgen3', prompt: `a long film ${nonce()} [sim:video-kib=32768] [sim:ms=300]` });
+  const { final } = await waitForTerminal(gw.url, key, created.id, 90_000);
+  expect(final.status).toBe('completed');
+  const video = new URL(final.video_url ?? '');
+  const logFile = path.join(TEST_DATA, `${path.basename(gw.dataDir)}-api.log`);
+  const stalls = () => fs.readFileSync(logFile, 'utf8').split('read nothing of its answer for HTTP_SEND_STALL_MS; connection closed').length - 1;
+  const before = stalls();
+  let cutAfterMs = 0;
+  const received = await new Promise<Buffer>((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () =>
+      socket.write(
+        buildRequest('GET', `${video.pathname}${video.search}`, [
+          ['Host', 'x'],
+          ['Connection', 'close'],
+        ]),
+      ),
+    );
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d);
+      if (chunks.length > 1) return;
+      socket.pause();
+      const pausedAt = Date.now();
+      // The gateway logs the close of a stalled reader: that says when.
+      void waitFor('the stalled download closed', async () => stalls() > before, 30_000, 50)
+        .then(() => (cutAfterMs = Date.now() - pausedAt))
+        .finally(() => socket.resume());
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks)));
+  });
+  expect(cutAfterMs).toBeGreaterThanOrEqual(SEND_STALL_MS);
+  expect(cutAfterMs).toBeLessThan(SEND_STALL_MS * 1.25 + 3000);
+  const head = received.subarray(0, received.indexOf('\r\n\r\n')).toString('latin1');
+  expect(head).toMatch(/^HTTP\/1\.1 200/);
+  expect(head.toLowerCase()).toContain(`content-length: ${32 * 1024 * 1024}`);
+  // What the buffers held, not the whole file.
+  expect(received.length).toBeLessThan(32 * 1024 * 1024);
+}, 120_000);

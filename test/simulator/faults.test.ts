@@ -1,6 +1,6 @@
 import { startSimulator, type RunningSimulator } from '../../simulator/server';
 import { AttemptCounters, parseMarkers, pollFault, randomFault, submitFault } from '../../simulator/faults';
-import { SAMPLE_MP4 } from '../../simulator/assets';
+import { looksLikeMp4, MAX_VIDEO_KIB, SAMPLE_MP4, sampleVideo } from '../../simulator/assets';
 
 interface Video {
   id: string;
@@ -60,7 +60,7 @@ describe('marker parsing (unit)', () => {
   it('parses every marker and ignores unknown ones', () => {
     const m = parseMarkers(
       'x [sim:fail][sim:reject] [sim:filtered] [sim:drop=2] [sim:submit-429=3] [sim:submit-5xx=4] ' +
-        '[sim:drop-after-create=5] [sim:poll-429=6] [sim:poll-5xx=7] [sim:content-5xx=8] [sim:slow=90] [sim:ms=1234] [sim:cancellable] [sim:bogus=1]',
+        '[sim:drop-after-create=5] [sim:poll-429=6] [sim:poll-5xx=7] [sim:content-5xx=8] [sim:slow=90] [sim:ms=1234] [sim:cancellable] [sim:video-kib=64] [sim:bogus=1]',
     );
     expect(m).toEqual({
       fail: true,
@@ -76,9 +76,22 @@ describe('marker parsing (unit)', () => {
       slowMs: 90,
       jobMs: 1234,
       cancellable: true,
+      videoKib: 64,
     });
     expect(parseMarkers('no markers here')).toMatchObject({ fail: false, drop: 0, jobMs: null, cancellable: false });
     expect(parseMarkers('[sim:ms=0]').jobMs).toBe(0);
+  });
+
+  it('makes a video of the size asked, still an MP4, at most 64 MiB', () => {
+    expect(sampleVideo(0)).toBe(SAMPLE_MP4);
+    const big = sampleVideo(64);
+    expect(big.length).toBe(64 * 1024);
+    expect(looksLikeMp4(big)).toBe(true);
+    expect(big.subarray(0, SAMPLE_MP4.length)).toEqual(SAMPLE_MP4);
+    // The padding is one box that players skip: its size covers the rest of the file.
+    expect(big.readUInt32BE(SAMPLE_MP4.length)).toBe(big.length - SAMPLE_MP4.length);
+    expect(big.toString('latin1', SAMPLE_MP4.length + 4, SAMPLE_MP4.length + 8)).toBe('free');
+    expect(parseMarkers('[sim:video-kib=999999]').videoKib).toBe(MAX_VIDEO_KIB);
   });
 
   it('chains submit faults in a fixed order and alternates 500/503', () => {
