@@ -37,7 +37,7 @@ import { metrics } from '../metrics/metrics';
 import type { Logger } from '../log';
 import type { PromptEnhancer } from './prompt-enhancer';
 import { DEFAULT_AVATAR_PNG } from '../files/default-avatar';
-import type { TaskViews } from '../tasks/task-views';
+import { unawaitedViewWrite, type TaskViews } from '../tasks/task-views';
 
 export interface VideoActivityDeps {
   channels: readonly VideoChannel[];
@@ -79,12 +79,7 @@ const SETTLE_WAIT_MS = 10_000;
  * delays no poll, and a view a report missed has its lease lapse, so reads ask Temporal.
  */
 function reportTo(views: Pick<TaskViews, 'watched'>, taskId: string): NonNullable<JobWatchSteps['report']> {
-  return (job, leaseMs) => {
-    views.watched(taskId, job, leaseMs).then(
-      () => metrics.taskViewWrites.inc({ writer: 'watch', outcome: 'ok' }),
-      () => metrics.taskViewWrites.inc({ writer: 'watch', outcome: 'failed' }),
-    );
-  };
+  return (job, leaseMs) => unawaitedViewWrite('watch', views.watched(taskId, job, leaseMs));
 }
 
 /** Upstream and fetch errors in the workflow's terms. */

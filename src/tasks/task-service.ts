@@ -35,7 +35,7 @@ import { initialState, isTerminal, type TaskRequest, type TaskState } from './ta
 import { TaskServiceUnavailable, TaskStoreUnavailable } from './task-errors';
 import { withJobProgress } from './job-progress';
 import { lastWatchedProgress } from './task-timeline';
-import type { TaskView, TaskViews } from './task-views';
+import { unawaitedViewWrite, type TaskView, type TaskViews } from './task-views';
 import { metrics } from '../metrics/metrics';
 
 /** The start options every paid run shares (TaskService.startRun). */
@@ -96,10 +96,7 @@ export class TaskService {
       this.starter.client.workflow.start(videoTaskWorkflowV3, { ...options, args: [input], memo: { state } }),
     );
     // Not awaited: the create does not wait for it, and until it lands (or if it fails) reads ask Temporal.
-    this.views?.publish(state, 0).then(
-      () => metrics.taskViewWrites.inc({ writer: 'api', outcome: 'ok' }),
-      () => metrics.taskViewWrites.inc({ writer: 'api', outcome: 'failed' }),
-    );
+    if (this.views) unawaitedViewWrite('api', this.views.publish(state, 0));
     return state;
   }
 

@@ -26,6 +26,7 @@ import { PerKeyBatches } from '../billing/per-key-batches';
 import type { JobProgress } from '../workflows/video-task-types';
 import { isTerminal, type TaskState } from './task';
 import { withJobProgress } from './job-progress';
+import { metrics } from '../metrics/metrics';
 
 /** What a status read finds in the store for one task: its deletion mark and its view. */
 export interface TaskLook {
@@ -125,8 +126,8 @@ export class TaskViews {
        on conflict (task_id) do update set
          state = excluded.state,
          seq = excluded.seq,
-         fresh_until = case when excluded.state->>'status' in ('completed', 'failed') then excluded.fresh_until
-                            else greatest(task_views.fresh_until, excluded.fresh_until) end
+         -- Never shortened: a terminal state's retention is past any lease a view held before.
+         fresh_until = greatest(task_views.fresh_until, excluded.fresh_until)
        where task_views.seq < excluded.seq`,
       [JSON.stringify(rows), this.retentionDays, PUBLISHED_STATE_LEASE_MS],
       'task_view_publish',
@@ -186,4 +187,12 @@ export class TaskViews {
     const rows = await this.db.query<{ task_id: string }>("delete from task_views where fresh_until < now() - interval '1 day' returning task_id");
     return rows.length;
   }
+}
+
+/** A view write that nobody waits for (a create's, a watching step's): counted by its outcome, a failure left to the leases. */
+export function unawaitedViewWrite(writer: 'api' | 'watch', write: Promise<void>): void {
+  write.then(
+    () => metrics.taskViewWrites.inc({ writer, outcome: 'ok' }),
+    () => metrics.taskViewWrites.inc({ writer, outcome: 'failed' }),
+  );
 }
