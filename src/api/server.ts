@@ -113,7 +113,11 @@ export async function startApiServer(opts: {
     tasks,
     views,
     // A start whose RPC deadline passed can no longer land: twice the deadline plus a margin.
-    { intervalSeconds: env.BILLING_RECONCILE_SECONDS, minAgeSeconds: Math.ceil((2 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 10 },
+    {
+      intervalSeconds: env.BILLING_RECONCILE_SECONDS,
+      sweepSeconds: env.TASK_STOP_SWEEP_SECONDS,
+      minAgeSeconds: Math.ceil((2 * env.TEMPORAL_RPC_TIMEOUT_MS) / 1000) + 10,
+    },
     logger,
   );
   const consoleSessions = new ConsoleSessions(db, { idleMinutes: env.CONSOLE_SESSION_IDLE_MINUTES, maxHours: env.CONSOLE_SESSION_MAX_HOURS });

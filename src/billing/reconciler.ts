@@ -12,11 +12,13 @@
  * Temporal no reads, and the oldest due charge is always looked at first.
  *
  * A workflow stopped from outside (an operator terminated or cancelled it, or it timed out)
- * is found sooner: every pass also asks Temporal's visibility, in one query, for runs that
- * closed that way since the last pass, and refunds their charges (a no-op for a charge already
- * settled). The windows overlap, because visibility records a close a little after it happens.
- * A run the sweep misses (closed over an hour before this process started, or beyond a pass's
- * limit of 500) is still settled at its charge's next due look.
+ * is found sooner, by a sweep of its own every `sweepSeconds` (TASK_STOP_SWEEP_SECONDS, a few
+ * seconds: a stopped task's view says `processing` until the sweep drops it) and at each pass:
+ * one visibility query for runs that closed that way since the last sweep, whose views are
+ * dropped and charges refunded. The windows overlap, because visibility records a close a little
+ * after it happens; a run handled once is skipped by the sweeps that see it again. A run the
+ * sweep misses (closed over an hour before this process started, or beyond a sweep's limit of
+ * 500) is still settled at its charge's next due look.
  */
 import type { Logger } from 'pino';
 import type { BillingStore } from './ledger';
@@ -29,11 +31,15 @@ const FIRST_SWEEP_LOOKBACK_MS = 60 * 60_000;
 const SWEEP_OVERLAP_MS = 60_000;
 /** Stopped runs read per pass at most; any more are left to their charges' due looks. */
 const SWEEP_LIMIT = 500;
+/** A run handled this long ago is past every later sweep's window, so it is forgotten. */
+const HANDLED_MEMORY_MS = 2 * SWEEP_OVERLAP_MS;
 const STOPPED_REASON = "the task's workflow ended without finishing";
 
 export interface Reconciler {
   /** One pass; resolves with how many charges it settled. */
   runOnce(): Promise<number>;
+  /** One sweep of the runs stopped from outside; resolves with how many charges it settled. */
+  sweepOnce(): Promise<number>;
   stop(): void;
 }
 
@@ -42,26 +48,35 @@ export function startBillingReconciler(
   tasks: Pick<TaskService, 'outcome' | 'stoppedSince'>,
   /** The task views: those of stopped runs are dropped (nothing will publish to them again), and old ones pruned. */
   views: Pick<TaskViews, 'forget' | 'prune'>,
-  opts: { intervalSeconds: number; minAgeSeconds: number },
+  opts: { intervalSeconds: number; sweepSeconds: number; minAgeSeconds: number },
   logger: Logger,
 ): Reconciler {
-  const { intervalSeconds, minAgeSeconds } = opts;
+  const { intervalSeconds, sweepSeconds, minAgeSeconds } = opts;
   let running: Promise<number> | null = null;
   const runOnce = (): Promise<number> => {
     running ??= pass().finally(() => (running = null));
     return running;
   };
+  // One sweep at a time, whether the sweep's timer or a pass asked for it.
+  let sweeping: Promise<number> | null = null;
+  const sweepOnce = (): Promise<number> => {
+    sweeping ??= sweepStopped().finally(() => (sweeping = null));
+    return sweeping;
+  };
 
   let sweepFrom = Date.now() - FIRST_SWEEP_LOOKBACK_MS;
+  /** Runs this process has handled, by when: the overlapping windows of later sweeps return them again. */
+  const handled = new Map<string, number>();
 
   async function sweepStopped(): Promise<number> {
     const startedAt = Date.now();
-    let ids: string[];
+    let found: string[];
     try {
-      ids = await tasks.stoppedSince(new Date(sweepFrom), SWEEP_LIMIT);
+      found = await tasks.stoppedSince(new Date(sweepFrom), SWEEP_LIMIT);
     } catch {
-      return 0; // Temporal unreachable: the next pass covers the same window.
+      return 0; // Temporal unreachable: the next sweep covers the same window.
     }
+    const ids = found.filter((id) => !handled.has(id));
     // Before the refunds: a read from now on asks Temporal, which knows the run was stopped.
     await views.forget(ids);
     let settled = 0;
@@ -70,6 +85,11 @@ export function startBillingReconciler(
         settled++;
         logger.info({ taskId }, 'billing reconciler refunded a stopped task');
       }
+      handled.set(taskId, startedAt);
+    }
+    for (const [taskId, at] of handled) {
+      if (at >= startedAt - HANDLED_MEMORY_MS) break; // In the order they were handled.
+      handled.delete(taskId);
     }
     // Runs past the limit (a mass stop) are left to their charges' due looks.
     sweepFrom = startedAt - SWEEP_OVERLAP_MS;
@@ -77,7 +97,7 @@ export function startBillingReconciler(
   }
 
   async function pass(): Promise<number> {
-    let settled = await sweepStopped();
+    let settled = await sweepOnce();
     await views.prune();
     const stillRunning: string[] = [];
     for (const task of await billing.chargesDueForCheck(minAgeSeconds)) {
@@ -117,5 +137,19 @@ export function startBillingReconciler(
         }, intervalSeconds * 1000)
       : null;
   timer?.unref();
-  return { runOnce, stop: () => timer && clearInterval(timer) };
+  const sweepTimer =
+    sweepSeconds > 0 && intervalSeconds > 0
+      ? setInterval(() => {
+          sweepOnce().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'sweep of stopped tasks failed; retrying next round'));
+        }, sweepSeconds * 1000)
+      : null;
+  sweepTimer?.unref();
+  return {
+    runOnce,
+    sweepOnce,
+    stop: () => {
+      if (timer) clearInterval(timer);
+      if (sweepTimer) clearInterval(sweepTimer);
+    },
+  };
 }

@@ -119,6 +119,12 @@ export const envSchema = z.object({
   REDIS_URL: optionalString,
   /** How often charges whose workflow never started (or was terminated) are settled; 0 = never. */
   BILLING_RECONCILE_SECONDS: int(0, 86_400).default(60),
+  /**
+   * How often runs stopped from outside (terminated, timed out, cancelled by an operator) are
+   * looked for between the reconciler's passes: their views dropped, their charges refunded.
+   * 0 = only at each pass.
+   */
+  TASK_STOP_SWEEP_SECONDS: int(0, 3600).default(5),
 
   // Temporal
   TEMPORAL_ADDRESS: optionalString,

@@ -24,7 +24,7 @@
 import type { Sql } from '../store/db';
 import { PerKeyBatches } from '../billing/per-key-batches';
 import type { JobProgress } from '../workflows/video-task-types';
-import { isTerminal, type TaskState } from './task';
+import { isTerminal, TERMINAL_STATUSES, type TaskState } from './task';
 import { withJobProgress } from './job-progress';
 import { metrics } from '../metrics/metrics';
 
@@ -176,10 +176,14 @@ export class TaskViews {
     return { deleted: row.deleted, view: { state: job ? withJobProgress(row.state, job) : row.state, fresh: row.fresh === true } };
   }
 
-  /** Drops the views of runs stopped from outside their workflow: their reads go back to Temporal. */
+  /**
+   * Drops the views of runs stopped from outside their workflow: their reads go back to Temporal.
+   * A view that already holds a terminal state stays (a cancelled task published its own end;
+   * Temporal's record of the run says the same).
+   */
   async forget(taskIds: readonly string[]): Promise<void> {
     if (taskIds.length === 0) return;
-    await this.db.query('delete from task_views where task_id = any($1::text[])', [taskIds]);
+    await this.db.query("delete from task_views where task_id = any($1::text[]) and not (state->>'status' = any($2::text[]))", [taskIds, TERMINAL_STATUSES]);
   }
 
   /** Removes views whose lease ended over a day ago (finished tasks past the retention, abandoned ones); how many. */

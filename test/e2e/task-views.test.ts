@@ -2,7 +2,8 @@
  * Status reads from task views (tasks/task-views.ts) on the real stack: API and worker processes
  * sharing PostgreSQL, the dev server, the provider simulator. While a task's job is watched, and
  * once it has ended, its reads make no Temporal call; a run an operator terminates reads as
- * failed once the reconciler's sweep has seen it stop.
+ * failed once the sweep of stopped runs has seen it stop (here between the reconciler's passes);
+ * a run an operator cancels keeps the view that says so.
  */
 import { Client, Connection } from '@temporalio/client';
 import { call, createTask } from '../support/client';
@@ -17,7 +18,8 @@ let key: string;
 let temporal: Client;
 
 beforeAll(async () => {
-  gw = await startGateway({ env: { BILLING_RECONCILE_SECONDS: '1', METRICS_TOKEN } });
+  // No reconciler pass during the file: only the sweep's own timer sees the stopped runs.
+  gw = await startGateway({ env: { BILLING_RECONCILE_SECONDS: '3600', TASK_STOP_SWEEP_SECONDS: '1', METRICS_TOKEN } });
   key = await gw.issueKey('views');
   temporal = new Client({ connection: await Connection.connect({ address: e2eEnv().temporalAddress }) });
 }, 120_000);
@@ -70,7 +72,7 @@ test('reads of a watched job, and of a finished task, come from its view: no Tem
   expect(after.temporal - ended.temporal).toBe(0);
 }, 120_000);
 
-test('a run an operator terminates reads as failed once the reconciler sees it stopped, although its view was leased', async () => {
+test('a run an operator terminates reads as failed once the sweep sees it stopped, although its view was leased', async () => {
   const task = await createTask(gw.url, key, { model: 'vidgen3', prompt: 'never ends here [sim:ms=120000]' });
   await waitFor('the job in progress', async () => (await read(task.id)).status === 'processing', 30_000, 100);
   const before = await readsBySource();
@@ -84,4 +86,18 @@ test('a run an operator terminates reads as failed once the reconciler sees it s
   await waitFor('the read to show the stop', async () => (last = await read(task.id)).status === 'failed', 15_000, 200);
   expect(last?.error).toMatchObject({ code: 'aborted' });
   expect(Date.now() - terminatedAt).toBeLessThan(15_000);
+}, 120_000);
+
+test('a run an operator cancels keeps the view of its own end after the sweep has seen it stop', async () => {
+  const task = await createTask(gw.url, key, { model: 'vidgen3', prompt: 'cancelled from the UI [sim:ms=120000]' });
+  await waitFor('the job in progress', async () => (await read(task.id)).status === 'processing', 30_000, 100);
+  await temporal.workflow.getHandle(task.id).cancel();
+  await waitFor('the run cancelled', async () => (await temporal.workflow.getHandle(task.id).describe()).status.name === 'CANCELLED', 30_000, 200);
+  // Two sweeps of one second each have seen the closed run by now (visibility is immediate on the dev server).
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const before = await readsBySource();
+  for (let i = 0; i < 3; i++) expect(await read(task.id)).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
+  const after = await readsBySource();
+  expect(after.view - before.view).toBe(3);
+  expect(after.temporal - before.temporal).toBe(0);
 }, 120_000);

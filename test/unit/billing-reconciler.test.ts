@@ -9,7 +9,16 @@ type Outcome = 'missing' | 'running' | 'completed' | 'failed';
  * The reconciler's decisions against a store and a task service kept in memory: which charge
  * each path settles, and how. The real store and Temporal are covered by test/e2e/billing.test.ts.
  */
-function setup(opts: { due?: string[]; outcomes?: Record<string, Outcome>; stopped?: string[] | Error } = {}) {
+function setup(
+  opts: {
+    due?: string[];
+    outcomes?: Record<string, Outcome>;
+    stopped?: string[] | Error;
+    intervalSeconds?: number;
+    sweepSeconds?: number;
+    storeDown?: { down: boolean };
+  } = {},
+) {
   const calls: string[] = [];
   const sweeps: Date[] = [];
   const running = new Set([...(opts.due ?? []), ...(Array.isArray(opts.stopped) ? opts.stopped : [])]);
@@ -18,6 +27,7 @@ function setup(opts: { due?: string[]; outcomes?: Record<string, Outcome>; stopp
       return (opts.due ?? []).map((taskId) => ({ taskId, keyId: 'key_1', kind: (taskId.startsWith('resp_') ? 'response' : 'video') as BilledTaskKind }));
     },
     async refundTask(taskId: string, reason: string, edge: 'refund' | 'refundUnstarted' = 'refund'): Promise<EdgeOutcome> {
+      if (opts.storeDown?.down) throw new Error('store unavailable');
       calls.push(`${edge === 'refund' ? 'refund' : 'refund unstarted'} ${taskId}: ${reason}`);
       return running.delete(taskId) ? 'moved' : 'refunded';
     },
@@ -47,7 +57,13 @@ function setup(opts: { due?: string[]; outcomes?: Record<string, Outcome>; stopp
       return 0;
     },
   };
-  const reconciler = startBillingReconciler(billing, tasks, views, { intervalSeconds: 0, minAgeSeconds: 10 }, pino({ level: 'silent' }));
+  const reconciler = startBillingReconciler(
+    billing,
+    tasks,
+    views,
+    { intervalSeconds: opts.intervalSeconds ?? 0, sweepSeconds: opts.sweepSeconds ?? 0, minAgeSeconds: 10 },
+    pino({ level: 'silent' }),
+  );
   return { reconciler, calls, sweeps };
 }
 
@@ -58,17 +74,37 @@ describe('billing reconciler', () => {
     expect(calls).toEqual(["refund resp_1: the task's workflow ended without finishing", 'complete t_video']);
   });
 
-  it('refunds the runs stopped from outside that visibility reports, once', async () => {
+  it('refunds the runs stopped from outside that visibility reports, once: later sweeps that see them again skip them', async () => {
     const { reconciler, calls } = setup({ stopped: ['t_stopped'] });
     expect(await reconciler.runOnce()).toBe(1);
+    expect(await reconciler.sweepOnce()).toBe(0);
     expect(await reconciler.runOnce()).toBe(0);
     // Its view is dropped first, so its reads ask Temporal, which knows it was stopped.
-    expect(calls).toEqual([
-      'forget views t_stopped',
-      "refund t_stopped: the task's workflow ended without finishing",
-      'forget views t_stopped',
-      "refund t_stopped: the task's workflow ended without finishing",
-    ]);
+    expect(calls).toEqual(['forget views t_stopped', "refund t_stopped: the task's workflow ended without finishing"]);
+  });
+
+  it('sweeps for stopped runs on a timer of its own, between passes', async () => {
+    const { reconciler, calls, sweeps } = setup({ stopped: ['t_stopped'], intervalSeconds: 3600, sweepSeconds: 0.05 });
+    try {
+      await new Promise((r) => setTimeout(r, 400));
+      expect(sweeps.length).toBeGreaterThanOrEqual(2);
+      expect(calls).toEqual(['forget views t_stopped', "refund t_stopped: the task's workflow ended without finishing"]);
+    } finally {
+      reconciler.stop();
+    }
+    const stoppedAt = sweeps.length;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sweeps).toHaveLength(stoppedAt);
+  });
+
+  it('a sweep whose refund fails leaves the run to the next sweep', async () => {
+    const storeDown = { down: true };
+    const { reconciler, calls } = setup({ stopped: ['t_stopped'], storeDown });
+    await expect(reconciler.sweepOnce()).rejects.toThrow('store unavailable');
+    storeDown.down = false;
+    expect(await reconciler.sweepOnce()).toBe(1);
+    expect(await reconciler.sweepOnce()).toBe(0);
+    expect(calls).toEqual(['forget views t_stopped', 'forget views t_stopped', "refund t_stopped: the task's workflow ended without finishing"]);
   });
 
   it('sweeps from an hour back first, then from a minute before the previous sweep began', async () => {

@@ -132,13 +132,18 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect((await views.look(b.id)).view?.state).toMatchObject({ status: 'failed', progress: 0 });
   });
 
-  test('forgotten views are gone and later reports do not bring them back; prune removes views a day past their lease', async () => {
+  test('forgotten views are gone unless terminal, and later reports do not bring them back; prune removes views a day past their lease', async () => {
     const stopped = task();
+    const ended = task();
+    const endedState: TaskState = { ...ended, status: 'failed', error: { code: 'cancelled', message: 'cancelled' } };
     await views.publish(stopped, 1);
+    await views.publish(endedState, 2);
     await views.watched(stopped.id, { status: 'processing', progress: 30 }, 60_000);
-    await views.forget([stopped.id]);
+    await views.forget([stopped.id, ended.id]);
     await views.watched(stopped.id, { status: 'processing', progress: 35 }, 60_000);
     expect((await views.look(stopped.id)).view).toBeNull();
+    // A run that published its own end (a cancelled task) keeps the view that says so.
+    expect((await views.look(ended.id)).view).toEqual({ state: endedState, fresh: true });
 
     const old = task();
     const recent = task();
