@@ -46,8 +46,9 @@ export class ConflictError extends GatewayError {
 }
 
 export class PayloadTooLargeError extends GatewayError {
-  constructor(limitBytes: number) {
-    super(413, 'invalid_request_error', `Request body exceeds the limit of ${limitBytes} bytes.`, null, 'request_too_large');
+  /** The body's byte limit, or what else was over its limit (a form's fields, files). */
+  constructor(limit: number | string) {
+    super(413, 'invalid_request_error', typeof limit === 'number' ? `Request body exceeds the limit of ${limit} bytes.` : limit, null, 'request_too_large');
   }
 }
 

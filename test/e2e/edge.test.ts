@@ -139,6 +139,45 @@ describe('JSON nesting', () => {
     expectOpenAi(await call(`${gw.url}/v1/chat/completions`, { key, body, headers: json }), 400, 'invalid_json');
   });
 
+  test.each([
+    [
+      'more than 40 fields',
+      'The form has more than 40 fields.',
+      (form: FormData) => {
+        for (let i = 0; i < 41; i++) form.append(`extra${i}`, 'x');
+      },
+    ],
+    [
+      'text fields over 1 MiB in all',
+      "The form's text fields exceed 1048576 bytes in all.",
+      (form: FormData) => {
+        form.append('metadata', 'x'.repeat(1024 * 1024 + 1));
+      },
+    ],
+    [
+      'more than 4 files',
+      'The form has more than 4 files.',
+      (form: FormData) => {
+        for (let i = 0; i < 5; i++) form.append(`file${i}`, new Blob([new Uint8Array(8)], { type: 'image/png' }), `f${i}.png`);
+      },
+    ],
+  ])('a /v1/videos form with %s is a 413 that names that limit', async (_name, message, add) => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries({ model: 'motion-2', prompt: 'a fox', seconds: '10', size: '720x1280' })) form.append(name, value);
+    add(form);
+    const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const error = expectOpenAi({ status: res.status, body: await res.json() }, 413, 'request_too_large');
+    expect(error.message).toBe(message);
+  });
+
+  test('a /v1/videos form with an empty file is a 400 that says so', async () => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries({ model: 'motion-2', prompt: 'a fox', seconds: '10', size: '720x1280' })) form.append(name, value);
+    form.append('input_reference', new Blob([], { type: 'image/png' }), 'empty.png');
+    const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(expectOpenAi({ status: res.status, body: await res.json() }, 400, 'invalid_multipart').message).toBe('An uploaded file is empty.');
+  });
+
   test('the multipart metadata field of /v1/videos is bounded too', async () => {
     const form = new FormData();
     for (const [name, value] of Object.entries({ model: 'motion-2', prompt: 'a fox', seconds: '10', size: '720x1280', metadata: `{"a":${nested(100)}}` }))
