@@ -4,6 +4,7 @@
  * lookups (a miss cache, then a per-address limit with 429 in each family's error shape).
  */
 import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { call } from '../support/client';
 import { buildRequest, rawRequest } from '../support/raw-http';
 import { createTestDatabase } from '../support/services';
@@ -128,6 +129,29 @@ describe('JSON nesting', () => {
   test('64 levels are accepted and reach the upstream', async () => {
     const res = await call(`${gw.url}/v1/chat/completions`, { key, body: chatText(`,"metadata":{"x":${nested(62)}}`), headers: json });
     expect(res.status).toBe(200);
+  });
+
+  test('a compressed body is a 400 that names its encoding, on JSON and multipart routes alike', async () => {
+    const gz = gzipSync(Buffer.from(chatText('')));
+    const json = await call(`${gw.url}/v1/chat/completions`, { key, body: gz, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    expect(expectOpenAi(json, 400, 'unsupported_content_encoding').message).toContain("'gzip'");
+    expect(json.headers.get('accept-encoding')).toBe('identity');
+    const form = await call(`${gw.url}/v1/videos`, {
+      key,
+      body: gz,
+      headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-encoding': 'br' },
+    });
+    expect(expectOpenAi(form, 400, 'unsupported_content_encoding').message).toContain("'br'");
+    // identity is no encoding at all.
+    expect(
+      (
+        await call(`${gw.url}/v1/chat/completions`, {
+          key,
+          body: chatText(''),
+          headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   test('a body that is not UTF-8 is a 400', async () => {

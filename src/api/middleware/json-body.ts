@@ -4,6 +4,7 @@ import type { Middleware } from 'koa';
 import { InvalidRequestError, PayloadTooLargeError } from '../errors';
 import type { GatewayState } from '../context';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../schemas/json-text';
+import { requireIdentityEncoding } from './body-encoding';
 
 /**
  * The one JSON body reader: application/json only (a wrong content type is a 400 that says
@@ -19,6 +20,7 @@ export function jsonBody(limitBytes: number): Middleware<GatewayState> {
     if (!ctx.is('application/json')) {
       throw new InvalidRequestError(`Content-Type must be application/json (got ${ctx.get('content-type') || 'none'}).`, null, 'unsupported_content_type');
     }
+    requireIdentityEncoding(ctx);
     const declared = Number(ctx.get('content-length'));
     if (Number.isFinite(declared) && declared > limitBytes) throw new PayloadTooLargeError(limitBytes);
     const raw = await readBody(ctx.req, limitBytes);

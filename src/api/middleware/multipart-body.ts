@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import type { GatewayState } from '../context';
 import { InvalidRequestError, PayloadTooLargeError } from '../errors';
+import { requireIdentityEncoding } from './body-encoding';
 
 export interface UploadedFile {
   path: string;
@@ -66,6 +67,7 @@ export function multipartBody(maxFileBytes: number): Middleware<GatewayState>[] 
     if (!ctx.is('multipart/form-data')) {
       throw new InvalidRequestError(`Content-Type must be multipart/form-data (got ${ctx.get('content-type') || 'none'}).`, null, 'unsupported_content_type');
     }
+    requireIdentityEncoding(ctx);
     await next();
   };
   const parse = koaBody({

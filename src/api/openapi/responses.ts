@@ -74,7 +74,7 @@ export const ADMIN_ERRORS = {
 
 /** A JSON body's own failures (middleware/json-body.ts), before its schema is checked. */
 export const JSON_BODY_400 =
-  'Content-Type is not application/json (`unsupported_content_type`), the body is not UTF-8 JSON (`invalid_json`) or nests deeper than 64 levels (`json_too_deep`)';
+  'Content-Type is not application/json (`unsupported_content_type`), the body is compressed (`unsupported_content_encoding`), the body is not UTF-8 JSON (`invalid_json`) or nests deeper than 64 levels (`json_too_deep`)';
 
 /** A file's bytes: the schema of a binary body in OpenAPI 3.1. */
 export function binary(mediaType: string): JsonSchema {

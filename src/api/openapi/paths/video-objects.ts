@@ -54,7 +54,7 @@ export function videoObjectRoutes(): RouteDoc[] {
           '200': keyedJson('The video, as it starts.', 'VideoCreated', { 'idempotent-replayed': HEADERS.idempotentReplayed }),
           ...errors({
             ...CREATE_ERRORS,
-            400: 'Content-Type is not multipart/form-data (`unsupported_content_type`), the form is malformed (`invalid_multipart`), a field is given twice, invalid, missing or unknown, the file is not an image (`invalid_image`), or a model rule refuses it.',
+            400: 'Content-Type is not multipart/form-data (`unsupported_content_type`), the body is compressed (`unsupported_content_encoding`), the form is malformed (`invalid_multipart`), a field is given twice, invalid, missing or unknown, the file is not an image (`invalid_image`), or a model rule refuses it.',
             404: '`character_from_task` names no task of this key.',
             409: `${CREATE_ERRORS[409]} Also a \`character_from_task\` that has not completed (\`invalid_task_state\`).`,
             413: 'The files are over FETCH_MAX_BYTES together, or the form has over 40 fields, 1 MiB of text fields or 4 files (`request_too_large`; the message names the limit).',
