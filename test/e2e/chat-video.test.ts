@@ -98,7 +98,7 @@ test('stream: false answers once the task ends, with the same lines in one messa
   expect(completion.choices[0]!.finish_reason).toBe('stop');
 });
 
-test('bad input: no user text, a non-motion model, an empty messages array', async () => {
+test('bad input: no user text, a non-motion model, an empty messages array, more than one choice', async () => {
   const post = (json: unknown) => call<{ error: { param: string | null } }>(`${gw.url}/v1/chat/completions`, { key, json });
   const noUser = await post({ model: 'motion-2', messages: [{ role: 'system', content: 'x' }] });
   expect(noUser.status).toBe(400);
@@ -107,5 +107,9 @@ test('bad input: no user text, a non-motion model, an empty messages array', asy
   expect(vidgen.status).toBe(400);
   expect(vidgen.body.error.param).toBe('model');
   expect((await post({ model: 'motion-2', messages: [] })).status).toBe(400);
+  // Three choices would be three videos: refused before any charge, not answered with one.
+  const several = await post({ model: 'motion-2', n: 3, messages: [{ role: 'user', content: 'x' }] });
+  expect(several.status).toBe(400);
+  expect(several.body.error.param).toBe('n');
   await expect(openai.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
 });

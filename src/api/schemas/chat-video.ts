@@ -1,6 +1,7 @@
 /**
  * POST /v1/chat/completions with a motion model (spec 4.10). The chat format's other
- * parameters (temperature, max_tokens, ...) are accepted and have no effect on a video.
+ * parameters (temperature, max_tokens, ...) are accepted and have no effect on a video; `n`
+ * above 1 is a 400.
  */
 import { z } from 'zod';
 import { mentionedUsernames } from '../character-mentions';
@@ -16,6 +17,8 @@ export const chatVideoBody = z.looseObject({
     .array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']), content: messageContent.nullable().optional() }))
     .min(1, 'messages must not be empty'),
   stream: z.boolean().optional(),
+  // Several choices would be several paid videos: refused rather than silently one.
+  n: z.number().int().min(1).max(1, 'only n = 1 is supported: one request makes one video').nullish(),
   /** The gateway's own: where the task's completion webhook goes (README "Completion webhooks"). */
   callback_url: z.string().min(1).max(2048).optional(),
 });
