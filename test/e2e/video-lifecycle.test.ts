@@ -49,6 +49,16 @@ async function expectPlayableMp4(videoUrl: string): Promise<void> {
   expect(ranged.status).toBe(206);
   expect(ranged.headers.get('content-range')).toBe(`bytes 0-15/${bytes.length}`);
   expect(Buffer.from(await ranged.arrayBuffer())).toEqual(bytes.subarray(0, 16));
+  // Past the end: refused, with the size to ask for instead.
+  const past = await fetch(videoUrl, { headers: { range: `bytes=${bytes.length}-` } });
+  expect(past.status).toBe(416);
+  expect(past.headers.get('content-range')).toBe(`bytes */${bytes.length}`);
+  // Several ranges or another unit: ignored (RFC 9110, 14.2), the whole file served.
+  for (const range of ['bytes=0-1,4-5', 'items=0-5']) {
+    const whole = await fetch(videoUrl, { headers: { range } });
+    expect(whole.status).toBe(200);
+    expect(Buffer.from(await whole.arrayBuffer())).toEqual(bytes);
+  }
 
   const tampered = new URL(videoUrl);
   tampered.searchParams.set('signature', 'AAAA' + (tampered.searchParams.get('signature') ?? '').slice(4));

@@ -8,11 +8,17 @@ import { decodeTarget } from '../middleware/request-target';
 
 const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
 
-/** Parses one `bytes=a-b` / `bytes=a-` / `bytes=-n` range; null = whole file, 'invalid' = 416. */
+/**
+ * Parses one `bytes=a-b` / `bytes=a-` / `bytes=-n` range; null = the whole file (200), 'invalid'
+ * = 416. As RFC 9110 (14.2) has it, a Range the server does not serve is ignored rather than
+ * refused: another unit than bytes (which it must ignore), several ranges (no
+ * multipart/byteranges here), or one that does not parse. Only a byte range the file cannot
+ * satisfy is a 416.
+ */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | 'invalid' {
   if (!header) return null;
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!match || (match[1] === '' && match[2] === '')) return 'invalid';
+  if (!match || (match[1] === '' && match[2] === '')) return null;
   let start: number;
   let end: number;
   if (match[1] === '') {

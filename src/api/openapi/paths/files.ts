@@ -9,7 +9,8 @@ export const RANGE: Parameter = {
   name: 'Range',
   in: 'header',
   required: false,
-  description: 'One range, `bytes=a-b`, `bytes=a-` or `bytes=-n`: answered 206 with Content-Range, or 416 when it cannot be served.',
+  description:
+    'One range, `bytes=a-b`, `bytes=a-` or `bytes=-n`: answered 206 with Content-Range, or 416 when the file cannot satisfy it. Several ranges, another unit or a Range that does not parse is ignored: 200 with the whole file.',
   schema: { type: 'string' },
 };
 
@@ -64,7 +65,7 @@ export function fileRoutes(): RouteDoc[] {
           ...errors({
             403: 'The link has expired (`link_expired`) or its signature does not match (`invalid_signature`).',
             404: 'The file no longer exists.',
-            416: 'The range cannot be served (`invalid_range`); Content-Range gives the size.',
+            416: 'The range starts past the end of the file (`invalid_range`); Content-Range gives the size.',
           }),
         },
       },

@@ -149,7 +149,7 @@ export function videoObjectRoutes(): RouteDoc[] {
             400: 'A `variant` other than video, thumbnail or spritesheet.',
             404: 'No task of this key with that id, or a variant the gateway does not store (`variant_not_available`).',
             409: 'The video is not completed (`video_not_ready`: status and progress in the message) or failed (`video_failed`: the reason).',
-            416: 'The range cannot be served (`invalid_range`).',
+            416: 'The range starts past the end of the file (`invalid_range`).',
           }),
         },
       },
