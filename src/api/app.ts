@@ -89,8 +89,12 @@ export interface ApiDeps {
   backgroundResponses?: BackgroundResponses;
 }
 
-/** Paths whose errors take Anthropic's shape even when no route answered them (a malformed query string). */
-const ANTHROPIC_SHAPED: ReadonlySet<string> = new Set(['/v1/messages']);
+/**
+ * Paths whose errors take Anthropic's shape even when no route answered them (a malformed query
+ * string, a route of Anthropic's API the gateway does not serve, such as message batches): the
+ * Anthropic SDK's callers get its own error classes there.
+ */
+const anthropicShaped = (path: string): boolean => path === '/v1/messages' || path.startsWith('/v1/messages/');
 
 /**
  * The HTTP edge, composed in order: the request's span (tracing on), request id + access log,
@@ -116,8 +120,8 @@ export function createApp(deps: ApiDeps): Koa<GatewayState> {
   app.use(httpMetrics());
   // Outside the error mapping, so an error answered under /console carries them too.
   app.use(consoleSecurityHeaders(publicOrigin));
-  // An error no route family answered: in Anthropic's shape on /v1/messages, OpenAI's elsewhere.
-  app.use(openAiErrors(env.MAX_JSON_BODY_BYTES, { paths: ANTHROPIC_SHAPED, body: (err, ctx) => anthropicErrorBody(err, ctx.state.requestId) }));
+  // An error no route family answered: in Anthropic's shape under /v1/messages, OpenAI's elsewhere.
+  app.use(openAiErrors(env.MAX_JSON_BODY_BYTES, { paths: anthropicShaped, body: (err, ctx) => anthropicErrorBody(err, ctx.state.requestId) }));
   app.use(requestTarget());
   app.use(
     authFailureGate(

@@ -4,7 +4,7 @@
  * extended thinking, images and PDFs, both auth headers, the compatibility extensions,
  * every validation rule as an Anthropic-shaped 400, upstream faults, and usage per key.
  */
-import Anthropic, { APIError, AuthenticationError, BadRequestError, RateLimitError } from '@anthropic-ai/sdk';
+import Anthropic, { APIError, AuthenticationError, BadRequestError, NotFoundError, RateLimitError } from '@anthropic-ai/sdk';
 import { startGateway, type Gateway } from '../support/stack';
 import { keyIdByName, nonce, readSse, simPieces, simTokens, TINY_PDF_BASE64, TINY_PNG_BASE64, usageOf, usageRowFor, type SseFrame } from '../support/text';
 
@@ -350,6 +350,15 @@ describe('authentication and headers', () => {
     expect(none.status).toBe(401);
     expect(none.json).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     expect(none.json.error.message).toMatch(/didn't provide an API key/);
+  });
+});
+
+describe("Anthropic's routes the gateway does not serve", () => {
+  test("message batches are a 404 not_found_error in Anthropic's shape, which its SDK raises as NotFoundError", async () => {
+    const err = await anthropic.messages.batches.list().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect((err as NotFoundError).type).toBe('not_found_error');
+    expect((err as NotFoundError).apiMessage).toMatch(/Unknown route: GET \/v1\/messages\/batches/);
   });
 });
 

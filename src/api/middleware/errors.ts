@@ -73,7 +73,7 @@ export function respondWithError(
 
 /** Another error shape for some paths (the family's own middleware answers most of their errors). */
 export interface OtherErrorShape {
-  paths: ReadonlySet<string>;
+  paths: (path: string) => boolean;
   body: (err: GatewayError, ctx: ParameterizedContext<GatewayState>) => unknown;
 }
 
@@ -85,7 +85,7 @@ export function openAiErrors(bodyLimit: number, other?: OtherErrorShape): Middle
         throw new GatewayError(404, 'invalid_request_error', `Unknown route: ${ctx.method} ${ctx.path}`, null, 'unknown_route');
       }
     } catch (err) {
-      const render = other?.paths.has(ctx.path) ? (mapped: GatewayError) => other.body(mapped, ctx) : openAiErrorBody;
+      const render = other?.paths(ctx.path) ? (mapped: GatewayError) => other.body(mapped, ctx) : openAiErrorBody;
       respondWithError(ctx, err, bodyLimit, render);
     }
   };
