@@ -158,7 +158,11 @@ export async function answerFromUpstream(ctx: ParameterizedContext<GatewayState>
     const elapsedNs = process.hrtime.bigint() - ctx.state.receivedAt;
     // OpenAI's own header: how long the answer took to begin (the whole answer, when not streamed).
     if (call.endpoint !== 'messages') ctx.set('openai-processing-ms', String(Math.round(Number(elapsedNs) / 1e6)));
-    metrics.textAdded.observe({ endpoint: call.endpoint, stream: String(call.stream) }, Number(elapsedNs - reply.upstreamNs) / 1e9);
+    // What of that the gateway itself took, the waits on upstreams left out: a client tells the
+    // gateway's cost from the provider's without the gateway's metrics (LiteLLM has the like).
+    const overheadNs = elapsedNs - reply.upstreamNs;
+    ctx.set('x-gateway-overhead-ms', (Number(overheadNs) / 1e6).toFixed(2));
+    metrics.textAdded.observe({ endpoint: call.endpoint, stream: String(call.stream) }, Number(overheadNs) / 1e9);
     if (Buffer.isBuffer(reply.body)) ctx.body = reply.body;
     else {
       metrics.streamFirstByte.observe({ endpoint: call.endpoint }, Number(elapsedNs) / 1e9);

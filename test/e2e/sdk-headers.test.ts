@@ -1,8 +1,9 @@
 /**
  * What the official SDKs read beyond the body, on the real stack: the `request-id` of every
  * /v1/messages answer (the Anthropic SDK's `_request_id`), messages.countTokens(), and OpenAI's
- * `openai-processing-ms` and `x-ratelimit-*` on chat completions. The rate-limit headers
- * describe the key's own limit at the gateway, never the upstream account's.
+ * `openai-processing-ms` and `x-ratelimit-*` on chat completions, and the gateway's own
+ * `x-gateway-overhead-ms` on every proxied text answer. The rate-limit headers describe the key's
+ * own limit at the gateway, never the upstream account's.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -75,4 +76,27 @@ test("chat completions carry openai-processing-ms and the key's x-ratelimit-* he
   const streamed = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, stream: true }).withResponse();
   expect(streamed.response.headers.get('openai-processing-ms')).toMatch(/^\d+$/);
   for await (const chunk of streamed.data) void chunk;
+});
+
+test('x-gateway-overhead-ms is the time to the answer less the waits on the provider, on both protocols, plain and streamed', async () => {
+  const overhead = (headers: Headers): number => {
+    const value = headers.get('x-gateway-overhead-ms');
+    expect(value).toMatch(/^\d+\.\d{2}$/);
+    return Number(value);
+  };
+  // The provider takes 400 ms to answer: the whole answer's time holds it, the gateway's share does not.
+  const slow = [{ role: 'user' as const, content: 'take your time [sim:slow=400]' }];
+  const plain = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: slow }).withResponse();
+  expect(Number(plain.response.headers.get('openai-processing-ms'))).toBeGreaterThanOrEqual(400);
+  expect(overhead(plain.response.headers)).toBeLessThan(200);
+
+  const streamed = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: slow, stream: true }).withResponse();
+  expect(overhead(streamed.response.headers)).toBeLessThan(200);
+  for await (const chunk of streamed.data) void chunk;
+
+  const message = await anthropic.messages.create({ model: 'cm-sonnet-4.5', max_tokens: 32, messages: slow }).withResponse();
+  expect(overhead(message.response.headers)).toBeLessThan(200);
+  const messageStream = await anthropic.messages.create({ model: 'cm-sonnet-4.5', max_tokens: 32, messages: hello, stream: true }).withResponse();
+  expect(overhead(messageStream.response.headers)).toBeGreaterThanOrEqual(0);
+  for await (const event of messageStream.data) void event;
 });

@@ -13,6 +13,11 @@ export const HEADERS = {
     'x-ratelimit-remaining-requests': { description: 'Requests left in the bucket.', schema: text },
     'x-ratelimit-reset-requests': { description: 'Time until the bucket is full, e.g. `3s`.', schema: text },
   },
+  gatewayOverhead: {
+    description:
+      'Text answers made by a provider: milliseconds the gateway itself spent before the answer began (to its headers), the waits on providers left out; two decimals.',
+    schema: { type: 'string', pattern: '^\\d+\\.\\d{2}$' },
+  },
   idempotentReplayed: {
     description: '`true` when the answer is that of an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', const: 'true' },

@@ -43,6 +43,7 @@ export function chatCompletionRoutes(): RouteDoc[] {
               'x-request-id': HEADERS.requestId,
               ...HEADERS.rateLimit,
               'openai-processing-ms': { description: 'Text models: milliseconds from the request to the start of the answer.', schema: { type: 'string' } },
+              'x-gateway-overhead-ms': HEADERS.gatewayOverhead,
             },
             content: {
               'application/json': { schema: ref('ChatCompletion') },

@@ -59,6 +59,7 @@ export function messagesRoutes(): RouteDoc[] {
             headers: {
               ...requestIdHeaders,
               'upstream-request-id': { description: "The provider's own request id.", schema: { type: 'string' } },
+              'x-gateway-overhead-ms': HEADERS.gatewayOverhead,
               'anthropic-ratelimit-requests-limit': { description: "The key's rate_limit_rpm (only for a key that has one).", schema: { type: 'string' } },
               'anthropic-ratelimit-requests-remaining': { description: 'Requests left in the bucket.', schema: { type: 'string' } },
               'anthropic-ratelimit-requests-reset': { description: 'When the bucket is full, an RFC 3339 time.', schema: { type: 'string' } },

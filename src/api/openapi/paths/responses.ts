@@ -46,7 +46,7 @@ export function responsesRoutes(): RouteDoc[] {
             description:
               "Not streamed: the Response. Streamed (`stream: true`): Server-Sent Events in the upstream's order, each `event: <type>` and `data: <ResponseStreamEvent>` with its `sequence_number`, from response.created to response.completed (or response.incomplete / response.failed); a stream that breaks off or goes quiet for TEXT_STREAM_IDLE_MS ends with an `error` event. `background: true`: the Response at once, status `queued`; with `stream: true` too, the events from the gateway's record as its run updates it (response.created, response.queued, response.in_progress, then every output item's events and response.completed / response.incomplete / response.failed), numbered the same on every read.",
             ...RESPONSE_OR_EVENTS,
-            headers: { ...RESPONSE_OR_EVENTS.headers, 'idempotent-replayed': HEADERS.idempotentReplayed },
+            headers: { ...RESPONSE_OR_EVENTS.headers, 'x-gateway-overhead-ms': HEADERS.gatewayOverhead, 'idempotent-replayed': HEADERS.idempotentReplayed },
           },
           ...errors({
             ...KEY_ERRORS,
