@@ -95,8 +95,9 @@ export interface VideoItem {
   cost?: number;
   key_id?: string;
   temporal_ui_url?: string | null;
-  /** Operators' list only: the channel that took the job, and the channels its submit left. */
+  /** Operators' list only: the channel that took the job, the provider's id of it, and the channels its submit left. */
   channel?: string | null;
+  upstream_job_id?: string | null;
   failovers?: { from: string; to: string; reason: string; at: number }[];
 }
 

@@ -85,6 +85,7 @@ async function simJobs(prompt: string): Promise<{ id: string; idempotencyKey: st
 interface AdminTask {
   id: string;
   channel: string | null;
+  upstream_job_id: string | null;
   failovers: { from: string; to: string; reason: string; at: number }[];
 }
 
@@ -114,6 +115,8 @@ test('a first channel that answers 503 to every submit: the task completes on th
 
   const task = await adminTask(created.id);
   expect(task).toMatchObject({ channel: 'live', failovers: [{ from: 'down', to: 'live', reason: expect.stringMatching(/HTTP 503/) }] });
+  // The provider's own id of the job, for an operator to quote to it.
+  expect(task!.upstream_job_id).toBe(jobs[0]!.id);
   expect(Math.abs(task!.failovers[0]!.at - Date.now() / 1000)).toBeLessThan(120);
 
   const events = await timeline(created.id);

@@ -36,7 +36,7 @@ export function TaskTable({ tasks, operator = false }: { tasks: readonly VideoIt
                 <Progress value={t.progress} label={`Progress of ${t.id}`} />
               </td>
               <td>{t.model}</td>
-              {operator ? <td>{channelOf(t)}</td> : null}
+              {operator ? <td title={t.upstream_job_id ? `Provider's job id: ${t.upstream_job_id}` : undefined}>{channelOf(t)}</td> : null}
               <td>{age(t.created_at)}</td>
               <td class="num">{t.cost === undefined ? '' : credits(t.cost)}</td>
               {operator ? (

@@ -43,6 +43,15 @@ export function videoQueryView(state: TaskState, signer: UrlSigner): VideoQueryV
 }
 
 /** Operators' view of where a task runs: the channel that accepted its job, and the channels its submit left (README "Video failover"). */
-export function upstreamView(state: TaskState): { channel: string | null; failovers: { from: string; to: string; reason: string; at: number }[] } {
-  return { channel: state.upstream?.channel ?? null, failovers: (state.failovers ?? []).map((f) => ({ from: f.from, to: f.to, reason: f.reason, at: f.at })) };
+export function upstreamView(state: TaskState): {
+  channel: string | null;
+  upstream_job_id: string | null;
+  failovers: { from: string; to: string; reason: string; at: number }[];
+} {
+  return {
+    channel: state.upstream?.channel ?? null,
+    // What an operator quotes to the provider about a failed job.
+    upstream_job_id: state.upstream?.jobId ?? null,
+    failovers: (state.failovers ?? []).map((f) => ({ from: f.from, to: f.to, reason: f.reason, at: f.at })),
+  };
 }

@@ -68,6 +68,10 @@ export const adminTaskList = z.object({
       key_id: z.string(),
       temporal_ui_url: z.string().nullable().meta({ description: "The workflow's page in the Temporal Web UI; null without TEMPORAL_UI_URL." }),
       channel: z.string().nullable().meta({ description: 'The channel that accepted the upstream job; null before the submit.' }),
+      upstream_job_id: z
+        .string()
+        .nullable()
+        .meta({ description: "The provider's own id of the job (what to quote to the provider about it); null before the submit." }),
       failovers: z
         .array(z.object({ from: z.string(), to: z.string(), reason: z.string(), at: unixSeconds }))
         .meta({ description: 'Channels the submit left for the next one serving the model, in order (README "Video failover").' }),
