@@ -24,7 +24,7 @@ import { ensureRetention } from './temporal/namespace-retention';
 import { taskQueuePollers } from './temporal/pollers';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 import { MAX_RESTART_DELAY_MS, type RestartPolicy } from './temporal/restart-budget';
-import { installTemporalRuntime } from './temporal/runtime';
+import { installTemporalRuntime, stopQuietly } from './temporal/runtime';
 import { startTracing, type ProcessTracing } from './telemetry/tracing';
 import { WorkerSupervisor } from './temporal/worker-supervisor';
 import { connectNative, createGatewayWorker } from './worker';
@@ -151,7 +151,19 @@ async function main(): Promise<void> {
     workers = supervisor;
     await supervisor.start();
     stops.push(async () => {
-      await supervisor.stop();
+      // A terminal's Ctrl-C stops the embedded dev server with this process: a worker draining
+      // towards it would wait out its grace and the core's retries of calls that cannot land.
+      // Its steps in flight are not lost: Temporal retries them once it is back (their heartbeat
+      // timeout), on this DATA_DIR's next start.
+      const drained = await Promise.race([
+        supervisor.stop().then(() => true),
+        devServer?.goneWhileStopping.then(() => false) ?? new Promise<never>(() => undefined),
+      ]);
+      if (!drained) {
+        logger.info('the temporal dev server has stopped: the worker is not drained, its steps in flight resume at the next start');
+        stopQuietly();
+        return;
+      }
       await nativeConnection.close();
     });
 

@@ -26,6 +26,11 @@ export interface SupervisedDevServer {
    * Ctrl-C reaches the whole process group, so the server may exit before its turn to be stopped.
    */
   expectExit(): void;
+  /**
+   * Resolves once the server process has exited after expectExit(): from then on nothing reaches
+   * Temporal, so a stop need not wait for what still tries to (a worker's drain).
+   */
+  readonly goneWhileStopping: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -63,6 +68,8 @@ export async function superviseDevServer(opts: DevServerSupervisorOptions): Prom
   // Lazy: it connects at the first probe and reconnects by itself to every restarted server.
   const probe = Connection.lazy({ address: server.address });
   let hungWatch: Watchdog | undefined;
+  let markGone: () => void = () => undefined;
+  const goneWhileStopping = new Promise<void>((resolve) => (markGone = resolve));
 
   const watch = (current: DevServer) => {
     hungWatch?.stop();
@@ -86,6 +93,7 @@ export async function superviseDevServer(opts: DevServerSupervisorOptions): Prom
       });
     }
     void current.exited.then((exit) => {
+      if (stopping.signal.aborted && current === server) markGone();
       if (stopping.signal.aborted || current !== server) return;
       hungWatch?.stop();
       recovery = recover(current, exit);
@@ -128,6 +136,8 @@ export async function superviseDevServer(opts: DevServerSupervisorOptions): Prom
   const expectExit = () => {
     stopping.abort();
     hungWatch?.stop();
+    // Down already (between a crash and its restart): as gone as an exit now.
+    if (state !== 'running') markGone();
   };
   watch(server);
   return {
@@ -136,6 +146,7 @@ export async function superviseDevServer(opts: DevServerSupervisorOptions): Prom
     pid: () => server.pid,
     state: () => state,
     expectExit,
+    goneWhileStopping,
     async stop() {
       expectExit();
       await recovery;

@@ -2,6 +2,17 @@ import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogLevel } from
 import type { Logger } from 'pino';
 
 let installed = false;
+/** Set by stopQuietly(): the process stops without Temporal, whose absence the SDK goes on reporting. */
+let stoppingWithoutTemporal = false;
+
+/**
+ * The process is stopping and Temporal (the embedded dev server, stopped by the same Ctrl-C) is
+ * gone: what the SDK warns of from now on (retried calls, heartbeats that cannot be recorded) is
+ * that absence, expected and harmless, so it is logged at info.
+ */
+export function stopQuietly(): void {
+  stoppingWithoutTemporal = true;
+}
 
 const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',
@@ -18,7 +29,7 @@ const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
  * process group: nothing is lost by it, so it is not a warning.
  */
 export function sdkLevel(level: LogLevel, message: string): (typeof LEVELS)[LogLevel] {
-  if (level === 'WARN' && message.startsWith('shutdown_worker rpc errored during worker shutdown')) return 'info';
+  if (level === 'WARN' && (stoppingWithoutTemporal || message.startsWith('shutdown_worker rpc errored during worker shutdown'))) return 'info';
   return LEVELS[level];
 }
 

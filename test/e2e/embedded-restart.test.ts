@@ -124,6 +124,40 @@ test('Ctrl-C: SIGINT to the whole process group stops everything in order, exit 
   }
 }, 150_000);
 
+test('Ctrl-C with a task in flight: the stop does not wait on the gone dev server, says nothing alarming, and a restart completes the task', async () => {
+  const { leader, groupEnv } = await startGroupMain('embedded-ctrl-c-busy');
+  const base = `http://127.0.0.1:${groupEnv.PORT}`;
+  try {
+    const key = /Demo API key\s+(sk-\S+)/.exec(fs.readFileSync(leader.log, 'utf8'))?.[1];
+    expect(key).toBeDefined();
+    const created = await createTask(base, key!, { model: 'motion-2', prompt: 'interrupted [sim:ms=6000]', images: [] });
+    // Its watching step runs and heartbeats: the worker has a step in flight when the signal comes.
+    await waitFor('processing', async () => (await queryTask(base, key!, created.id)).body.status === 'processing', 20_000);
+    const signalled = Date.now();
+    signalGroup(leader, 'SIGINT');
+    expect(await exitWithin30s(leader)).toBe(0);
+    // The worker's drain (its grace, the core's retries towards the gone server) is not waited for.
+    const stopMs = Date.now() - signalled;
+    const during = linesOfTheStop(leader);
+    expect(during.at(-1)?.msg).toBe('stopped');
+    expect(during.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([]);
+    expect(stopMs).toBeLessThan(8_000);
+
+    const again = startGroup('dist/src/main.js', groupEnv, 'embedded-ctrl-c-busy-2');
+    try {
+      await waitFor('banner', async () => fs.existsSync(again.log) && fs.readFileSync(again.log, 'utf8').includes('Try it:'), 90_000, 200);
+      const { final } = await waitForTerminal(base, key!, created.id, 120_000);
+      expect(final.status).toBe('completed');
+    } finally {
+      signalGroup(again, 'SIGTERM');
+      await exitWithin30s(again);
+      await killGroup(again);
+    }
+  } finally {
+    await killGroup(leader);
+  }
+}, 300_000);
+
 test('a dev server that exits once the stop has begun, before its turn, is not restarted', async () => {
   const { leader } = await startGroupMain('embedded-stop-dev-server-exit');
   try {
@@ -135,7 +169,10 @@ test('a dev server that exits once the stop has begun, before its turn, is not r
     expect(await exitWithin30s(leader)).toBe(0);
     const messages = linesOfTheStop(leader).map((l) => l.msg);
     expect(messages.at(-1)).toBe('stopped');
-    expect(messages.filter((m) => /dev server/.test(m))).toEqual([]);
+    // Not taken for a crash: no restart. (The note that the worker's drain was not waited for
+    // comes when the server's exit is seen before the drain ends, which this test does not fix.)
+    const notDrained = 'the temporal dev server has stopped: the worker is not drained, its steps in flight resume at the next start';
+    expect(messages.filter((m) => /dev server/.test(m) && m !== notDrained)).toEqual([]);
   } finally {
     await killGroup(leader);
   }
