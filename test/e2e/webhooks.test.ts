@@ -223,11 +223,17 @@ test('every event arrives once with a valid signature though the receiver refuse
   const tampered = `${sig.slice(0, -6)}${sig.slice(-6, -5) === 'A' ? 'B' : 'A'}${sig.slice(-5)}`;
   expect(() => verifyWebhook(secret, { ...dOk.headers, 'webhook-signature': tampered }, dOk.body)).toThrow('no valid webhook signature');
 
-  // One event per task, each delivered, with its attempts visible to the operator...
-  const list = await admin(`/admin/keys/${keyId}/webhook/deliveries`);
-  const events = (list.body as unknown as DeliveryList).data;
+  // One event per task, each delivered (recorded once the receiver's 200 is in), with its attempts visible to the operator...
+  const events = await waitFor(
+    'the deliveries recorded',
+    async () => {
+      const data = ((await admin(`/admin/keys/${keyId}/webhook/deliveries`)).body as unknown as DeliveryList).data;
+      return data.length === 3 && data.every((e) => e.state === 'delivered') ? data : null;
+    },
+    10_000,
+    100,
+  );
   expect(events.map((e) => e.subject_id).sort()).toEqual([ok.id, failed.id, motion.id].sort());
-  expect(events.every((e) => e.state === 'delivered')).toBe(true);
   const attempts = events.flatMap((e) => e.attempts);
   expect(attempts.filter((a) => a.http_status === 500)).toHaveLength(4);
   expect(attempts.filter((a) => a.http_status === 200)).toHaveLength(3);
@@ -266,9 +272,17 @@ test('a receiver that is down for a while gets the event once it is back, though
   const delivery = await arrived(task.id);
   expect(verifyWebhook(secret, delivery.headers, delivery.body)).toMatchObject({ type: 'video.completed', data: { id: task.id } });
   expect(receiver.accepted(delivery.headers['webhook-id']!)).toHaveLength(1);
-  const events = ((await admin(`/admin/keys/${keyId}/webhook/deliveries`)).body as unknown as DeliveryList).data;
+  // The record follows the receiver's answer: the delivery step writes it once the 200 is in.
+  const events = await waitFor(
+    'the delivery recorded',
+    async () => {
+      const data = ((await admin(`/admin/keys/${keyId}/webhook/deliveries`)).body as unknown as DeliveryList).data;
+      return data[0]?.state === 'delivered' ? data : null;
+    },
+    10_000,
+    100,
+  );
   expect(events).toHaveLength(1);
-  expect(events[0]!.state).toBe('delivered');
   expect(events[0]!.attempts.at(-1)).toMatchObject({ http_status: 200, error: null });
 }, 120_000);
 
