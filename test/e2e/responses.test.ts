@@ -73,6 +73,13 @@ describe('plain responses', () => {
     expect(again.usage).toEqual(r.usage);
   });
 
+  test("a response the provider made carries the gateway's x-gateway-overhead-ms; a retrieve, which asks no provider, does not", async () => {
+    const created = await openai.responses.create({ model: MINI, input: `overhead ${nonce()}` }).withResponse();
+    expect(created.response.headers.get('x-gateway-overhead-ms')).toMatch(/^\d+\.\d{2}$/);
+    const retrieved = await openai.responses.retrieve(created.data.id).withResponse();
+    expect(retrieved.response.headers.get('x-gateway-overhead-ms')).toBeNull();
+  });
+
   test('a reasoning model answers a reasoning item before its message; reasoning tokens are output tokens', async () => {
     const r = await openai.responses.create({
       model: PRO,
