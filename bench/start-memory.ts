@@ -241,15 +241,11 @@ function startCommand(): NodeCommand {
   return command;
 }
 
-async function startAndMeasure(
-  env: Record<string, string>,
-  nodeArgs: string[],
-  label: string,
-  settleSeconds: number,
-  loadSeconds: number,
-  soakMinutes = 0,
-  soakRate = 0,
-): Promise<Child> {
+/** What to measure after a start: idle for `settleSeconds`, then the load and the soak, each when above 0. */
+type Phases = Pick<Options, 'settleSeconds' | 'loadSeconds' | 'soakMinutes' | 'soakRate'>;
+
+async function startAndMeasure(env: Record<string, string>, nodeArgs: string[], label: string, phases: Phases): Promise<Child> {
+  const { settleSeconds, loadSeconds, soakMinutes, soakRate } = phases;
   const gateway = bench.add(runNode('dist/src/main.js', env, path.join(env.DATA_DIR!, 'gateway.log'), undefined, nodeArgs));
   const url = `http://127.0.0.1:${env.PORT}`;
   await waitFor(
@@ -275,18 +271,10 @@ async function main(): Promise<void> {
   bench.removeAtEnd(dataDir);
   const start = startCommand();
   const env = await embeddedEnv(dataDir, { ...start.env, ADMIN_TOKEN, SIMULATOR_PORT: String(await freePort()), LOG_LEVEL: 'warn' });
-  const first = await startAndMeasure(
-    env,
-    start.nodeArgs,
-    'npm start on a new data folder',
-    opts.settleSeconds,
-    opts.loadSeconds,
-    opts.soakMinutes,
-    opts.soakRate,
-  );
+  const first = await startAndMeasure(env, start.nodeArgs, 'npm start on a new data folder', opts);
   if (opts.restart) {
     await first.stop(30_000);
-    await startAndMeasure(env, start.nodeArgs, 'npm start again on the same data folder', opts.settleSeconds, 0);
+    await startAndMeasure(env, start.nodeArgs, 'npm start again on the same data folder', { ...opts, loadSeconds: 0, soakMinutes: 0 });
   }
 }
 

@@ -130,26 +130,23 @@ export function startBillingReconciler(
     return settled;
   }
 
-  const timer =
-    intervalSeconds > 0
-      ? setInterval(() => {
-          runOnce().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'billing reconciliation failed; retrying next round'));
-        }, intervalSeconds * 1000)
-      : null;
-  timer?.unref();
-  const sweepTimer =
-    sweepSeconds > 0 && intervalSeconds > 0
-      ? setInterval(() => {
-          sweepOnce().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'sweep of stopped tasks failed; retrying next round'));
-        }, sweepSeconds * 1000)
-      : null;
-  sweepTimer?.unref();
+  /** Runs `run` every `seconds` (none when 0); a failed round is logged and the next one tries again. */
+  const every = (seconds: number, run: () => Promise<number>, failed: string): NodeJS.Timeout | null => {
+    if (seconds <= 0) return null;
+    const timer = setInterval(() => {
+      run().catch((err: unknown) => logger.warn({ err: (err as Error).message }, failed));
+    }, seconds * 1000);
+    timer.unref();
+    return timer;
+  };
+  const timers = [
+    every(intervalSeconds, runOnce, 'billing reconciliation failed; retrying next round'),
+    // Off with the reconciler (BILLING_RECONCILE_SECONDS=0), whose part it is.
+    every(intervalSeconds > 0 ? sweepSeconds : 0, sweepOnce, 'sweep of stopped tasks failed; retrying next round'),
+  ];
   return {
     runOnce,
     sweepOnce,
-    stop: () => {
-      if (timer) clearInterval(timer);
-      if (sweepTimer) clearInterval(sweepTimer);
-    },
+    stop: () => timers.forEach((t) => t && clearInterval(t)),
   };
 }
