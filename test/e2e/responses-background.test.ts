@@ -17,6 +17,7 @@ import { balanceOf, ledgerOf } from '../support/billing';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 import { waitFor } from '../support/ports';
 import { nonce } from '../support/text';
+import { closedRunDescription } from '../support/runs';
 
 let gw: Gateway;
 let temporal: Client;
@@ -130,12 +131,11 @@ test('create, retrieve until completed: queued first, the gateway id, the output
   expect(await upstreamResponses(tag)).toHaveLength(1);
   await expectBilledOnce(keyId, response);
 
-  const handle = temporal.workflow.getHandle(created.id);
-  const description = await handle.describe();
+  const description = await closedRunDescription(temporal, created.id);
   expect(description.type).toBe('backgroundResponseWorkflow');
   expect(description.searchAttributes).toMatchObject({ GatewayOwner: [keyId], GatewayModel: [PRO], GatewayStatus: ['completed'] });
   // The history does not grow with the response's length: the watch is one step.
-  const history = await handle.fetchHistory();
+  const history = await temporal.workflow.getHandle(created.id).fetchHistory();
   expect(history.events?.length ?? 0).toBeLessThanOrEqual(30);
   process.stdout.write(`background response history: ${history.events?.length} events\n`);
 }, 90_000);

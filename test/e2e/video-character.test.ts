@@ -14,6 +14,7 @@ import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../simulator/assets';
 import { call, createTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 import { taskMemoState, upstreamJobOf, type SimJob } from '../support/upstream';
+import { closedRunDescription } from '../support/runs';
 
 interface CharacterRequest {
   name: string;
@@ -244,7 +245,7 @@ test.each([
   expect(jobs.status).toBe(200);
   expect(jobs.body.data).toEqual([]);
 
-  const description = await temporal.workflow.getHandle(created.id).describe();
+  const description = await closedRunDescription(temporal, created.id);
   expect(description.status.name).toBe('COMPLETED');
   expect(description.searchAttributes.GatewayStatus).toEqual(['failed']);
 });

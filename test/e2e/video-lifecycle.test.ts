@@ -9,6 +9,7 @@ import { THUMBNAIL_PNG } from '../../simulator/assets';
 import { createTask, queryTask, waitForTerminal } from '../support/client';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 import { upstreamJobOf } from '../support/upstream';
+import { closedRunDescription } from '../support/runs';
 
 let gw: Gateway;
 let key: string;
@@ -98,7 +99,7 @@ test('vidgen3 with a base64 reference image: pending -> processing -> completed,
   expect(job.model).toBe('veo-3.0-generate-001');
 
   // Operators find the task in Temporal by the id the client holds, with its search attributes.
-  const description = await temporal.workflow.getHandle(created.id).describe();
+  const description = await closedRunDescription(temporal, created.id);
   expect(description.status.name).toBe('COMPLETED');
   expect(description.searchAttributes.GatewayModel).toEqual(['vidgen3']);
   expect(description.searchAttributes.GatewayStatus).toEqual(['completed']);
