@@ -37,6 +37,7 @@ import { UrlSigner } from './files/signed-url';
 import { WebhookStore } from './store/webhooks';
 import { TaskViews } from './tasks/task-views';
 import { taskViewSinks } from './temporal/task-view-sinks';
+import { workerTuning } from './temporal/worker-tuning';
 import { createWebhookActivities } from './webhooks/activities';
 import { deliveryStarter } from './webhooks/delivery-starter';
 
@@ -156,17 +157,7 @@ export async function createGatewayWorker(
     ...workflowSource,
     ...(traced ?? {}),
     sinks: { ...traced?.sinks, ...taskViewSinks(views, logger) },
-    // Each task in flight holds a slot while its job is watched, sleeping between polls: many
-    // may be open at once for little CPU. A key's user-URL fetches hold at most
-    // FETCH_MAX_PER_KEY of these slots, each for at most FETCH_TIMEOUT_MS; its steps over that
-    // give their slot back at once (a delayed retry).
-    maxConcurrentActivityTaskExecutions: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
-    maxConcurrentLocalActivityExecutions: 200,
-    maxConcurrentWorkflowTaskExecutions: 100,
-    // Temporal's 10 s unless set: what a worker that died left on its sticky queue waits this
-    // long, where a longer wait keeps the tasks in flight of a worker far behind a burst of
-    // creates out of the burst's backlog on the task queue (operations.md).
-    stickyQueueScheduleToStartTimeout: env.WORKER_STICKY_TIMEOUT_MS,
+    ...workerTuning(env),
     shutdownGraceTime: '10s',
     // The default applies to steps with no heartbeat timeout, the maximum to those with one
     // (else 80 % of their timeout, 12 s for the upstream steps).

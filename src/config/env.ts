@@ -289,6 +289,13 @@ export const envSchema = z.object({
    * queue, and delays the recovery of those sent to a worker that died.
    */
   WORKER_STICKY_TIMEOUT_MS: int(1000, 3_600_000).default(10_000),
+  /**
+   * Workflows this worker keeps in memory between their workflow tasks. A task whose workflow
+   * was evicted loses its sticky queue: its next workflow task waits on the task queue, behind
+   * any backlog there, and replays its history. The SDK's default follows the heap (about 2,300
+   * on a 4 GiB heap), below the tasks in flight one worker carries; this matches the activity slots.
+   */
+  WORKER_MAX_CACHED_WORKFLOWS: int(10, 200_000).default(20_000),
 
   // Provider simulator (used when no provider credentials are configured)
   SIMULATOR_URL: optionalString,
