@@ -293,9 +293,10 @@ export const envSchema = z.object({
    * Workflows this worker keeps in memory between their workflow tasks. A task whose workflow
    * was evicted loses its sticky queue: its next workflow task waits on the task queue, behind
    * any backlog there, and replays its history. The SDK's default follows the heap (about 2,300
-   * on a 4 GiB heap), below the tasks in flight one worker carries; this matches the activity slots.
+   * on a 4 GiB heap), below the tasks in flight one worker carries; unset, it is
+   * WORKER_MAX_CONCURRENT_ACTIVITIES, one cached workflow per task a worker watches.
    */
-  WORKER_MAX_CACHED_WORKFLOWS: int(10, 200_000).default(20_000),
+  WORKER_MAX_CACHED_WORKFLOWS: int(10, 200_000).optional(),
 
   // Provider simulator (used when no provider credentials are configured)
   SIMULATOR_URL: optionalString,

@@ -20,6 +20,8 @@ export type WorkerTuning = Required<
 >;
 
 export function workerTuning(env: Pick<Env, 'WORKER_MAX_CONCURRENT_ACTIVITIES' | 'WORKER_MAX_CACHED_WORKFLOWS' | 'WORKER_STICKY_TIMEOUT_MS'>): WorkerTuning {
+  // One cached workflow per activity slot unless set: a slot is a task whose job this worker watches.
+  const cached = env.WORKER_MAX_CACHED_WORKFLOWS ?? env.WORKER_MAX_CONCURRENT_ACTIVITIES;
   return {
     // Each task in flight holds a slot while its job is watched, sleeping between polls: many
     // may be open at once for little CPU. A key's user-URL fetches hold at most
@@ -28,11 +30,11 @@ export function workerTuning(env: Pick<Env, 'WORKER_MAX_CONCURRENT_ACTIVITIES' |
     maxConcurrentActivityTaskExecutions: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentLocalActivityExecutions: 200,
     // The SDK refuses more workflow task slots than cached workflows.
-    maxConcurrentWorkflowTaskExecutions: Math.min(WORKFLOW_TASK_SLOTS, env.WORKER_MAX_CACHED_WORKFLOWS),
+    maxConcurrentWorkflowTaskExecutions: Math.min(WORKFLOW_TASK_SLOTS, cached),
     // Each task in flight stays cached, so its workflow tasks keep to the sticky queue: an
     // evicted one's next workflow task goes to the task queue, behind any backlog of a burst's
     // first workflow tasks there, and replays its history (env.ts).
-    maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS,
+    maxCachedWorkflows: cached,
     // Temporal's 10 s unless set: what a worker that died left on its sticky queue waits this
     // long, where a longer wait keeps the tasks in flight of a worker far behind a burst of
     // creates out of the burst's backlog on the task queue (operations.md).

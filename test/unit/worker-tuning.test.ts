@@ -14,6 +14,7 @@ test('by default the cache holds as many workflows as the worker has activity sl
   expect(tuning.maxCachedWorkflows).toBeGreaterThanOrEqual(tuning.maxConcurrentActivityTaskExecutions);
   expect(tuning.maxConcurrentWorkflowTaskExecutions).toBe(100);
   expect(tuning.stickyQueueScheduleToStartTimeout).toBe(10_000);
+  expect(workerTuning(env({ WORKER_MAX_CONCURRENT_ACTIVITIES: '5000' })).maxCachedWorkflows).toBe(5_000);
 });
 
 test('WORKER_MAX_CACHED_WORKFLOWS sets the cache; the workflow task slots never exceed it (the SDK refuses that)', () => {
