@@ -22,6 +22,7 @@ import {
   type Connection,
   type ConnectionLike,
   type WorkflowClientInterceptor,
+  type WorkflowExecutionDescription,
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
@@ -64,6 +65,14 @@ export interface TaskServiceOptions {
 
 const CLOSED_CACHE_MAX = 20_000;
 
+/**
+ * The most events a run has before its first workflow task completes: started, workflow task
+ * scheduled, workflow task started. Only a completed workflow task changes a memo. A run with
+ * more events (a failed workflow task, a signal beside the first) is not taken as untouched,
+ * which costs its reads only a describe each.
+ */
+const UNTOUCHED_HISTORY_LENGTH = 3;
+
 export class TaskService {
   readonly client: Client;
   /** Starts runs: on the local worker's connection with eager start, or `client`. */
@@ -74,7 +83,7 @@ export class TaskService {
     readonly connection: Connection,
     private readonly opts: TaskServiceOptions,
     /** The store's deletion marks and task views; null where there is no store (the workflow tests), where no task is ever deleted. */
-    private readonly views: Pick<TaskViews, 'look' | 'publish'> | null,
+    private readonly views: Pick<TaskViews, 'look' | 'publish' | 'renewInitial'> | null,
   ) {
     const clientOf = (on: ConnectionLike) =>
       new Client({ connection: on, namespace: opts.namespace, ...(opts.interceptors ? { interceptors: { workflow: opts.interceptors } } : {}) });
@@ -217,21 +226,34 @@ export class TaskService {
       return view.state;
     }
     metrics.taskReads.inc({ source: 'temporal' });
-    const state = await this.readMemo(id);
+    const { state, untouched } = await this.readMemo(id);
+    // Still the state its create published: its view may answer the next reads (TaskViews.renewInitial).
+    if (view && untouched && this.views) unawaitedViewWrite('api', this.views.renewInitial(id));
     // A view past its lease may still be ahead of the server (a last heartbeat its worker did not send).
     return state && view ? withJobProgress(state, { status: view.state.status, progress: view.state.progress }) : state;
   }
 
-  private async readMemo(id: string): Promise<TaskState | null> {
+  /**
+   * The task's state from one describe (null: no such task), and whether its run is untouched:
+   * running with no workflow task completed, so its state is still the one it was started with.
+   */
+  private async readMemo(id: string): Promise<{ state: TaskState | null; untouched: boolean }> {
     let description;
     try {
       description = await this.rpc(() => this.client.workflow.getHandle(id).describe());
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return null;
+      if (err instanceof WorkflowNotFoundError) return { state: null, untouched: false };
       throw unavailable(err);
     }
     const memoState = description.memo?.state as TaskState | undefined;
-    if (!memoState) return null;
+    if (!memoState) return { state: null, untouched: false };
+    const status = description.status.name;
+    if (status === 'RUNNING' && description.historyLength <= UNTOUCHED_HISTORY_LENGTH) return { state: memoState, untouched: true };
+    return { state: await this.stateOf(id, memoState, description), untouched: false };
+  }
+
+  /** A run's state from its describe: the memo, with the watched job's progress while it runs, or its end once closed. */
+  private async stateOf(id: string, memoState: TaskState, description: WorkflowExecutionDescription): Promise<TaskState> {
     const status = description.status.name;
     if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
       const converter = this.client.options.loadedDataConverter.payloadConverter;

@@ -5,7 +5,11 @@
  *
  * Four writers, each for what it alone knows:
  * - the API, once a task's run started: its initial state, which holds until the workflow's
- *   first workflow task changes it (under load that task may wait tens of seconds for a worker).
+ *   first workflow task changes it (under load that task may wait minutes for a worker). Its
+ *   lease is a publish's; a read past it asks Temporal, and when the describe shows that the run
+ *   has completed no workflow task yet, so that its state is still the initial one, the API
+ *   renews the lease (renewInitial): a client polling a queued task then costs Temporal one
+ *   describe a lease, not one a read, exactly while a burst's backlog makes describes slow.
  * - the workflow, through the worker's `taskViews` sink, at every change of its state (the memo
  *   it upserts in the same workflow task). Each publish carries a sequence number that only
  *   grows, so a late write never replaces a newer one. The sink is awaited before the workflow
@@ -81,6 +85,7 @@ export class TaskViews {
    */
   private readonly publishes: PerKeyBatches<Published, true>;
   private readonly reports: PerKeyBatches<Report, true>;
+  private readonly renewals: PerKeyBatches<string, true>;
 
   constructor(
     private readonly db: Sql,
@@ -89,6 +94,7 @@ export class TaskViews {
   ) {
     this.publishes = new PerKeyBatches((_queue, items) => this.publishBatch(items), MAX_BATCH);
     this.reports = new PerKeyBatches((_queue, items) => this.watchedBatch(items), MAX_BATCH);
+    this.renewals = new PerKeyBatches((_queue, taskIds) => this.renewBatch(taskIds), MAX_BATCH);
   }
 
   /**
@@ -107,6 +113,27 @@ export class TaskViews {
    */
   async watched(taskId: string, job: JobProgress, leaseMs: number): Promise<void> {
     await this.reports.run(ONE_QUEUE, { taskId, job, leaseMs });
+  }
+
+  /**
+   * Leases a task's initial view (the API's, seq 0) for PUBLISHED_STATE_LEASE_MS from now, never
+   * shortened. For a task whose run Temporal has just shown to have completed no workflow task:
+   * its state is the initial one. Only the initial view is renewed, so a renewal that arrives
+   * after the workflow's first publish changes nothing; and a view that is gone (dropped by the
+   * sweep of stopped runs) stays gone.
+   */
+  async renewInitial(taskId: string): Promise<void> {
+    await this.renewals.run(ONE_QUEUE, taskId);
+  }
+
+  private async renewBatch(taskIds: readonly string[]): Promise<true[]> {
+    await this.db.query(
+      `update task_views set fresh_until = greatest(fresh_until, now() + $2::double precision * interval '1 millisecond')
+        where task_id = any($1::text[]) and seq = 0`,
+      [[...new Set(taskIds)], PUBLISHED_STATE_LEASE_MS],
+      'task_view_renew',
+    );
+    return taskIds.map(() => true);
   }
 
   /** One statement for a batch of publishes: of a task's, the one with the highest seq. */
@@ -193,7 +220,7 @@ export class TaskViews {
   }
 }
 
-/** A view write that nobody waits for (a create's, a watching step's): counted by its outcome, a failure left to the leases. */
+/** A view write that nobody waits for (a create's or a read's, a watching step's): counted by its outcome, a failure left to the leases. */
 export function unawaitedViewWrite(writer: 'api' | 'watch', write: Promise<void>): void {
   write.then(
     () => metrics.taskViewWrites.inc({ writer, outcome: 'ok' }),

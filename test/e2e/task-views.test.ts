@@ -3,9 +3,11 @@
  * sharing PostgreSQL, the dev server, the provider simulator. While a task's job is watched, and
  * once it has ended, its reads make no Temporal call; a run an operator terminates reads as
  * failed once the sweep of stopped runs has seen it stop (here between the reconciler's passes);
- * a run an operator cancels keeps the view that says so.
+ * a run an operator cancels keeps the view that says so; a task still waiting for its first
+ * workflow task reads from its initial view past that view's lease, after one describe.
  */
 import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
 import { call, createTask } from '../support/client';
 import { scrape, sumOf } from '../support/prometheus';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
@@ -100,4 +102,39 @@ test('a run an operator cancels keeps the view of its own end after the sweep ha
   const after = await readsBySource();
   expect(after.view - before.view).toBe(3);
   expect(after.temporal - before.temporal).toBe(0);
+}, 120_000);
+
+test("a task still waiting for a worker costs one describe past its initial view's lease, then reads from the view again", async () => {
+  // No worker: the task's first workflow task waits, as behind a burst's backlog.
+  await gw.killWorker();
+  const task = await createTask(gw.url, key, { model: 'vidgen3', prompt: 'waits for a worker [sim:ms=1000]' });
+  const db = new pg.Client({ connectionString: gw.databaseUrl });
+  await db.connect();
+  try {
+    const created = await read(task.id);
+    expect(created).toMatchObject({ status: 'pending', progress: 0 });
+    // Its initial view's lease has ended (a minute after the create).
+    await db.query("update task_views set fresh_until = now() - interval '1 second' where task_id = $1", [task.id]);
+    const before = await readsBySource();
+    expect(await read(task.id)).toEqual(created);
+    expect((await readsBySource()).temporal - before.temporal).toBe(1);
+    // The describe showed a run with no workflow task completed: the API renews the view's lease (not awaited by the read).
+    await waitFor(
+      'the lease renewed',
+      async () =>
+        (await db.query<{ fresh: boolean }>('select fresh_until > now() as fresh from task_views where task_id = $1', [task.id])).rows[0]?.fresh === true,
+      10_000,
+      50,
+    );
+    const renewed = await readsBySource();
+    for (let i = 0; i < 5; i++) expect(await read(task.id)).toEqual(created);
+    const after = await readsBySource();
+    expect(after.view - renewed.view).toBe(5);
+    expect(after.temporal - renewed.temporal).toBe(0);
+  } finally {
+    await db.end();
+  }
+  // A worker comes: the workflow's own publishes take over from the initial view.
+  await gw.startWorker();
+  await waitFor('the task completed', async () => (await read(task.id)).status === 'completed', 60_000, 200);
 }, 120_000);

@@ -62,6 +62,36 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
     expect(await views.look(state.id)).toEqual({ deleted: false, view: { state, fresh: true } });
   });
 
+  test("a renewal leases only the create's initial view: never one the workflow has published over, never a dropped one", async () => {
+    const queued = task();
+    await views.publish(queued, 0);
+    await lapse(queued.id);
+    await views.renewInitial(queued.id);
+    expect(await views.look(queued.id)).toEqual({ deleted: false, view: { state: queued, fresh: true } });
+    const [lease] = await opened.db.query<{ s: number }>('select extract(epoch from fresh_until - now())::float8 as s from task_views where task_id = $1', [
+      queued.id,
+    ]);
+    expect(lease!.s).toBeGreaterThan(PUBLISHED_STATE_LEASE_MS / 1000 - 5);
+
+    // The workflow published after the describe that led to the renewal: the renewal changes nothing.
+    const moved = task();
+    await views.publish(moved, 0);
+    await views.publish({ ...moved, status: 'processing' }, 1);
+    await lapse(moved.id);
+    await views.renewInitial(moved.id);
+    expect((await views.look(moved.id)).view?.fresh).toBe(false);
+
+    // The sweep of stopped runs dropped the view: it stays gone. Renewals arriving together go as one statement.
+    const stopped = task();
+    await views.publish(stopped, 0);
+    await views.forget([stopped.id]);
+    const statements: string[] = [];
+    const counted = new TaskViews({ query: (text, params, name) => (statements.push(text), opened.db.query(text, params, name)) }, 30);
+    await Promise.all([counted.renewInitial(stopped.id), counted.renewInitial(queued.id), counted.renewInitial(queued.id)]);
+    expect(statements.length).toBeLessThanOrEqual(2);
+    expect((await views.look(stopped.id)).view).toBeNull();
+  });
+
   test("the watched job's progress is overlaid, never going back, and status only from pending to processing", async () => {
     const state = task();
     await views.publish(state, 1);

@@ -327,10 +327,11 @@ test("a fresh view answers reads alone; past its lease the server answers, never
     async ({ tasks, request, release }) => {
       await waitFor('a read at 20 %', async () => (await tasks.get(request.taskId, request.ownerId))?.progress === 20, 30_000, 100);
       let look: TaskLook = { deleted: false, view: null };
+      const renewed: string[] = [];
       const viewed = new TaskService(
         environment().connection,
         { namespace: 'default', taskQueue: 'unused', rpcTimeoutMs: 5000, firstTryMaxWaitMs: null },
-        { look: async () => look, publish: async () => undefined },
+        { look: async () => look, publish: async () => undefined, renewInitial: async (id) => void renewed.push(id) },
       );
       const state = (await tasks.get(request.taskId, request.ownerId))!;
       const at = (progress: number, fresh: boolean): TaskLook => ({ deleted: false, view: { state: { ...state, progress }, fresh } });
@@ -350,10 +351,39 @@ test("a fresh view answers reads alone; past its lease the server answers, never
       expect(await viewed.get(request.taskId, 'key_other')).toBeNull();
       look = { deleted: true, view: at(77, true).view };
       expect(await viewed.get(request.taskId, request.ownerId)).toBeNull();
+      // The run has completed workflow tasks: a describe never renews its view's lease.
+      expect(renewed).toEqual([]);
       release();
     },
   );
 }, 60_000);
+
+test("a run that has completed no workflow task reads as created, and its read renews the initial view's lease", async () => {
+  const published: Array<{ state: TaskState; seq: number }> = [];
+  const renewed: string[] = [];
+  let look: TaskLook = { deleted: false, view: null };
+  // No worker polls this queue: the run's first workflow task waits, as behind a burst's backlog.
+  const tasks = new TaskService(
+    environment().connection,
+    { namespace: 'default', taskQueue: `no-worker-${Date.now()}`, rpcTimeoutMs: 5000, firstTryMaxWaitMs: null },
+    { look: async () => look, publish: async (state, seq) => void published.push({ state, seq }), renewInitial: async (id) => void renewed.push(id) },
+  );
+  const request = taskRequest({ taskId: `vidgen3:${Date.now()}-untouched` });
+  const created = await tasks.start(request);
+  expect(published).toEqual([{ state: created, seq: 0 }]);
+  look = { deleted: false, view: { state: created, fresh: false } };
+  expect(await tasks.get(request.taskId, request.ownerId)).toEqual(created);
+  expect(renewed).toEqual([request.taskId]);
+  // A fresh view answers alone: nothing to renew.
+  look = { deleted: false, view: { state: created, fresh: true } };
+  expect(await tasks.get(request.taskId, request.ownerId)).toEqual(created);
+  expect(renewed).toHaveLength(1);
+  // No view (its write failed): nothing to renew either.
+  look = { deleted: false, view: null };
+  expect(await tasks.get(request.taskId, request.ownerId)).toEqual(created);
+  expect(renewed).toHaveLength(1);
+  await environment().client.workflow.getHandle(request.taskId).terminate('test over');
+}, 30_000);
 
 test('a retried watching step resumes from its last heartbeat, so reads never go back', async () => {
   await withHeldJob(
