@@ -104,7 +104,7 @@ export const metrics = {
   }),
   taskViewWrites: new Counter({
     name: 'gateway_task_view_writes_total',
-    help: "Writes of task views to the store, by writer (api: a started task's initial state; workflow: a published state; watch: a watching step's progress and lease) and outcome (ok, failed: reads then ask Temporal until the next write).",
+    help: "Writes of task views to the store, by writer (api: a started task's initial state, or its lease renewed after a describe found the run untouched; workflow: a published state; watch: a watching step's progress and lease) and outcome (ok, failed: reads then ask Temporal until the next write).",
     labelNames: ['writer', 'outcome'] as const,
     registers: [registry],
   }),

@@ -79,10 +79,10 @@ test('first start prints a demo key; SIGTERM stops all; a restart resumes the ta
 });
 
 /** main.js in a process group of its own on a fresh DATA_DIR, once its banner is printed. */
-async function startGroupMain(name: string): Promise<{ leader: GroupLeader; groupEnv: Record<string, string> }> {
+async function startGroupMain(name: string, extra: Record<string, string> = {}): Promise<{ leader: GroupLeader; groupEnv: Record<string, string> }> {
   const groupDir = path.join(TEST_DATA, name);
   fs.rmSync(groupDir, { recursive: true, force: true });
-  const groupEnv = await embeddedEnv(groupDir, { SIMULATOR_URL: e2eEnv().simulatorUrl });
+  const groupEnv = await embeddedEnv(groupDir, { SIMULATOR_URL: e2eEnv().simulatorUrl, ...extra });
   const leader = startGroup('dist/src/main.js', groupEnv, name);
   await waitFor('banner', async () => fs.existsSync(leader.log) && fs.readFileSync(leader.log, 'utf8').includes('Try it:'), 90_000, 200);
   return { leader, groupEnv };
@@ -157,6 +157,34 @@ test('Ctrl-C with a task in flight: the stop does not wait on the gone dev serve
     await killGroup(leader);
   }
 }, 300_000);
+
+test('a stop that begins while the crashed dev server waits for its restart does not wait on the worker, and restarts nothing', async () => {
+  // A minute's backoff: the server is still down when the stop begins.
+  const { leader, groupEnv } = await startGroupMain('embedded-stop-dev-server-down', { SUPERVISOR_RESTART_BACKOFF_MS: '60000' });
+  const base = `http://127.0.0.1:${groupEnv.PORT}`;
+  try {
+    const key = /Demo API key\s+(sk-\S+)/.exec(fs.readFileSync(leader.log, 'utf8'))?.[1];
+    expect(key).toBeDefined();
+    const created = await createTask(base, key!, { model: 'motion-2', prompt: 'the server crashes under it [sim:ms=60000]', images: [] });
+    // Its watching step runs: the worker has a step in flight, which its drain would wait for.
+    await waitFor('processing', async () => (await queryTask(base, key!, created.id)).body.status === 'processing', 20_000);
+    const [devServer] = childPids(leader.proc.pid!, 'temporal');
+    expect(devServer).toBeDefined();
+    process.kill(devServer!, 'SIGKILL');
+    await waitFor('the restart waiting', async () => fs.readFileSync(leader.log, 'utf8').includes('restarting the temporal dev server'), 20_000, 100);
+    const signalled = Date.now();
+    leader.proc.kill('SIGTERM');
+    expect(await exitWithin30s(leader)).toBe(0);
+    // The worker's drain towards a server that is down (its grace, the core's retries) is not waited for.
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    const messages = linesOfTheStop(leader).map((l) => l.msg);
+    expect(messages.at(-1)).toBe('stopped');
+    expect(messages).toContain('the temporal dev server has stopped: the worker is not drained, its steps in flight resume at the next start');
+    expect(messages.filter((m) => m === 'temporal dev server restarted' || m === 'restarting the temporal dev server')).toEqual([]);
+  } finally {
+    await killGroup(leader);
+  }
+}, 150_000);
 
 test('a dev server that exits once the stop has begun, before its turn, is not restarted', async () => {
   const { leader } = await startGroupMain('embedded-stop-dev-server-exit');
