@@ -310,12 +310,16 @@ export class TaskService {
   }
 
   /**
-   * Workflows that closed without finishing (terminated, timed out, cancelled or failed) after
-   * `since`, at most `limit`: runs stopped from outside never reach their own settle step. One
-   * visibility query, so the billing reconciler can refund them within a pass.
+   * The gateway's workflows (those of its task queue) that closed without finishing (terminated,
+   * timed out, cancelled or failed) after `since`, at most `limit`: runs stopped from outside
+   * never reach their own settle step. One visibility query, so the billing reconciler can refund
+   * them within a pass. Another application's workflows in the same namespace are not its to
+   * settle: counted against the limit, a mass stop of theirs would crowd out the gateway's own.
    */
   async stoppedSince(since: Date, limit: number): Promise<string[]> {
-    const query = `ExecutionStatus IN ("Terminated", "TimedOut", "Canceled", "Failed") AND CloseTime > "${since.toISOString()}"`;
+    const query =
+      `TaskQueue = "${this.opts.taskQueue}" AND ExecutionStatus IN ("Terminated", "TimedOut", "Canceled", "Failed")` +
+      ` AND CloseTime > "${since.toISOString()}"`;
     return this.rpc(async () => {
       const ids: string[] = [];
       for await (const run of this.client.workflow.list({ query, pageSize: limit })) {

@@ -358,6 +358,21 @@ test("a fresh view answers reads alone; past its lease the server answers, never
   );
 }, 60_000);
 
+test("the sweep of stopped runs lists the gateway's own task queue only, not another application's runs in the namespace", async () => {
+  const since = new Date(Date.now() - 1000);
+  const ours = `ours-${Date.now()}`;
+  const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue: ours, rpcTimeoutMs: 5000, firstTryMaxWaitMs: null }, null);
+  const client = environment().client;
+  // No worker on either queue: each run waits for its first workflow task until it is stopped.
+  const mine = await client.workflow.start('anyWorkflow', { taskQueue: ours, workflowId: `${ours}-task` });
+  const theirs = await client.workflow.start('anyWorkflow', { taskQueue: `another-app-${Date.now()}`, workflowId: `${ours}-other-app` });
+  await Promise.all([mine.terminate('an operator stopped it'), theirs.terminate('another application stopped its own')]);
+  // Visibility records a close a moment after it happens: both closes seen first.
+  const bothClosed = `WorkflowId IN ("${mine.workflowId}", "${theirs.workflowId}") AND ExecutionStatus = "Terminated"`;
+  await waitFor('both stops seen', async () => (await client.workflow.count(bothClosed)).count === 2, 10_000, 100);
+  expect(await tasks.stoppedSince(since, 100)).toEqual([mine.workflowId]);
+}, 30_000);
+
 test("a run that has completed no workflow task reads as created, and its read renews the initial view's lease", async () => {
   const published: Array<{ state: TaskState; seq: number }> = [];
   const renewed: string[] = [];
