@@ -88,6 +88,15 @@ async function startGroupMain(name: string, extra: Record<string, string> = {}):
   return { leader, groupEnv };
 }
 
+/** A task created with the leader's demo key, once its watching step runs (the worker has a step in flight). */
+async function taskInFlight(leader: GroupLeader, base: string, prompt: string): Promise<{ key: string; created: { id: string } }> {
+  const key = /Demo API key\s+(sk-\S+)/.exec(fs.readFileSync(leader.log, 'utf8'))?.[1];
+  if (!key) throw new Error('no demo key in the banner');
+  const created = await createTask(base, key, { model: 'motion-2', prompt, images: [] });
+  await waitFor('processing', async () => (await queryTask(base, key, created.id)).body.status === 'processing', 20_000);
+  return { key, created };
+}
+
 /** The leader's exit code, or a sentence when it still runs after 30 s. */
 function exitWithin30s(leader: GroupLeader): Promise<number | null | string> {
   return Promise.race([leader.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000))]);
@@ -128,11 +137,8 @@ test('Ctrl-C with a task in flight: the stop does not wait on the gone dev serve
   const { leader, groupEnv } = await startGroupMain('embedded-ctrl-c-busy');
   const base = `http://127.0.0.1:${groupEnv.PORT}`;
   try {
-    const key = /Demo API key\s+(sk-\S+)/.exec(fs.readFileSync(leader.log, 'utf8'))?.[1];
-    expect(key).toBeDefined();
-    const created = await createTask(base, key!, { model: 'motion-2', prompt: 'interrupted [sim:ms=6000]', images: [] });
     // Its watching step runs and heartbeats: the worker has a step in flight when the signal comes.
-    await waitFor('processing', async () => (await queryTask(base, key!, created.id)).body.status === 'processing', 20_000);
+    const { key, created } = await taskInFlight(leader, base, 'interrupted [sim:ms=6000]');
     const signalled = Date.now();
     signalGroup(leader, 'SIGINT');
     expect(await exitWithin30s(leader)).toBe(0);
@@ -146,7 +152,7 @@ test('Ctrl-C with a task in flight: the stop does not wait on the gone dev serve
     const again = startGroup('dist/src/main.js', groupEnv, 'embedded-ctrl-c-busy-2');
     try {
       await waitFor('banner', async () => fs.existsSync(again.log) && fs.readFileSync(again.log, 'utf8').includes('Try it:'), 90_000, 200);
-      const { final } = await waitForTerminal(base, key!, created.id, 120_000);
+      const { final } = await waitForTerminal(base, key, created.id, 120_000);
       expect(final.status).toBe('completed');
     } finally {
       signalGroup(again, 'SIGTERM');
@@ -163,11 +169,8 @@ test('a stop that begins while the crashed dev server waits for its restart does
   const { leader, groupEnv } = await startGroupMain('embedded-stop-dev-server-down', { SUPERVISOR_RESTART_BACKOFF_MS: '60000' });
   const base = `http://127.0.0.1:${groupEnv.PORT}`;
   try {
-    const key = /Demo API key\s+(sk-\S+)/.exec(fs.readFileSync(leader.log, 'utf8'))?.[1];
-    expect(key).toBeDefined();
-    const created = await createTask(base, key!, { model: 'motion-2', prompt: 'the server crashes under it [sim:ms=60000]', images: [] });
     // Its watching step runs: the worker has a step in flight, which its drain would wait for.
-    await waitFor('processing', async () => (await queryTask(base, key!, created.id)).body.status === 'processing', 20_000);
+    await taskInFlight(leader, base, 'the server crashes under it [sim:ms=60000]');
     const [devServer] = childPids(leader.proc.pid!, 'temporal');
     expect(devServer).toBeDefined();
     process.kill(devServer!, 'SIGKILL');
