@@ -247,9 +247,8 @@ export class TaskService {
     }
     const memoState = description.memo?.state as TaskState | undefined;
     if (!memoState) return { state: null, untouched: false };
-    const status = description.status.name;
-    if (status === 'RUNNING' && description.historyLength <= UNTOUCHED_HISTORY_LENGTH) return { state: memoState, untouched: true };
-    return { state: await this.stateOf(id, memoState, description), untouched: false };
+    const untouched = description.status.name === 'RUNNING' && description.historyLength <= UNTOUCHED_HISTORY_LENGTH;
+    return { state: await this.stateOf(id, memoState, description), untouched };
   }
 
   /** A run's state from its describe: the memo, with the watched job's progress while it runs, or its end once closed. */
