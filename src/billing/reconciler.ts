@@ -14,26 +14,16 @@
  * A workflow stopped from outside (an operator terminated or cancelled it, or it timed out)
  * is found sooner, by a sweep of its own every `sweepSeconds` (TASK_STOP_SWEEP_SECONDS, a few
  * seconds: a stopped task's view says `processing` until the sweep drops it) and at each pass:
- * one visibility query for runs that closed that way since the last sweep, whose views are
- * dropped and charges refunded. The windows overlap, because visibility records a close a little
- * after it happens; a run handled once is skipped by the sweeps that see it again. A run the
- * sweep misses (closed over an hour before this process started, or beyond a sweep's limit of
- * 500) is still settled at its charge's next due look.
+ * visibility queries for runs that closed that way since the last sweep, whose views are
+ * dropped and charges refunded (stopped-sweep.ts: a mass stop is read over several sweeps). A
+ * run the sweep misses (closed over an hour before this process started) is still settled at
+ * its charge's next due look.
  */
 import type { Logger } from 'pino';
 import type { BillingStore } from './ledger';
 import type { TaskService } from '../tasks/task-service';
 import type { TaskViews } from '../tasks/task-views';
-
-/** How far back the first sweep of stopped runs looks, so a restart does not skip recent ones. */
-const FIRST_SWEEP_LOOKBACK_MS = 60 * 60_000;
-/** Each sweep starts this long before the previous one did: visibility records closes late. */
-const SWEEP_OVERLAP_MS = 60_000;
-/** Stopped runs read per pass at most; any more are left to their charges' due looks. */
-const SWEEP_LIMIT = 500;
-/** A run handled this long ago is past every later sweep's window, so it is forgotten. */
-const HANDLED_MEMORY_MS = 2 * SWEEP_OVERLAP_MS;
-const STOPPED_REASON = "the task's workflow ended without finishing";
+import { STOPPED_REASON, stoppedRunsSweep } from './stopped-sweep';
 
 export interface Reconciler {
   /** One pass; resolves with how many charges it settled. */
@@ -45,7 +35,7 @@ export interface Reconciler {
 
 export function startBillingReconciler(
   billing: Pick<BillingStore, 'chargesDueForCheck' | 'refundTask' | 'completeTask' | 'checkAgainLater'>,
-  tasks: Pick<TaskService, 'outcome' | 'stoppedSince'>,
+  tasks: Pick<TaskService, 'outcome' | 'stoppedBetween'>,
   /** The task views: those of stopped runs are dropped (nothing will publish to them again), and old ones pruned. */
   views: Pick<TaskViews, 'forget' | 'prune'>,
   opts: { intervalSeconds: number; sweepSeconds: number; minAgeSeconds: number },
@@ -59,42 +49,11 @@ export function startBillingReconciler(
   };
   // One sweep at a time, whether the sweep's timer or a pass asked for it.
   let sweeping: Promise<number> | null = null;
+  const sweepStopped = stoppedRunsSweep(billing, tasks, views, logger);
   const sweepOnce = (): Promise<number> => {
     sweeping ??= sweepStopped().finally(() => (sweeping = null));
     return sweeping;
   };
-
-  let sweepFrom = Date.now() - FIRST_SWEEP_LOOKBACK_MS;
-  /** Runs this process has handled, by when: the overlapping windows of later sweeps return them again. */
-  const handled = new Map<string, number>();
-
-  async function sweepStopped(): Promise<number> {
-    const startedAt = Date.now();
-    let found: string[];
-    try {
-      found = await tasks.stoppedSince(new Date(sweepFrom), SWEEP_LIMIT);
-    } catch {
-      return 0; // Temporal unreachable: the next sweep covers the same window.
-    }
-    const ids = found.filter((id) => !handled.has(id));
-    // Before the refunds: a read from now on asks Temporal, which knows the run was stopped.
-    await views.forget(ids);
-    let settled = 0;
-    for (const taskId of ids) {
-      if ((await billing.refundTask(taskId, STOPPED_REASON, 'refund', 'stopped')) === 'moved') {
-        settled++;
-        logger.info({ taskId }, 'billing reconciler refunded a stopped task');
-      }
-      handled.set(taskId, startedAt);
-    }
-    for (const [taskId, at] of handled) {
-      if (at >= startedAt - HANDLED_MEMORY_MS) break; // In the order they were handled.
-      handled.delete(taskId);
-    }
-    // Runs past the limit (a mass stop) are left to their charges' due looks.
-    sweepFrom = startedAt - SWEEP_OVERLAP_MS;
-    return settled;
-  }
 
   async function pass(): Promise<number> {
     let settled = await sweepOnce();

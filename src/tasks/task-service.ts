@@ -63,6 +63,15 @@ export interface TaskServiceOptions {
   firstTryMaxWaitMs: number | null;
 }
 
+/** A page of runs stopped from outside (TaskService.stoppedBetween), newest close first. */
+export interface StoppedPage {
+  ids: string[];
+  /** The close of the page's last (oldest) run; null for an empty page. */
+  oldestClose: Date | null;
+  /** Older runs of the same window are left for another page. */
+  more: boolean;
+}
+
 const CLOSED_CACHE_MAX = 20_000;
 
 /**
@@ -309,23 +318,31 @@ export class TaskService {
   }
 
   /**
-   * The gateway's workflows (those of its task queue) that closed without finishing (terminated,
-   * timed out, cancelled or failed) after `since`, at most `limit`: runs stopped from outside
-   * never reach their own settle step. One visibility query, so the billing reconciler can refund
-   * them within a pass. Another application's workflows in the same namespace are not its to
-   * settle: counted against the limit, a mass stop of theirs would crowd out the gateway's own.
+   * One page of the gateway's workflows (those of its task queue) that closed without finishing
+   * (terminated, timed out, cancelled or failed) after `from` and before `before` (none: up to
+   * now), newest close first, at most `limit`: runs stopped from outside never reach their own
+   * settle step, so the billing reconciler refunds them. One visibility query; `more` says older
+   * runs of the window are left, `oldestClose` where this page ended, so the next page asks
+   * before it. Another application's workflows in the same namespace are not the gateway's to
+   * settle: listed, a mass stop of theirs would crowd out its own.
    */
-  async stoppedSince(since: Date, limit: number): Promise<string[]> {
+  async stoppedBetween(from: Date, before: Date | null, limit: number): Promise<StoppedPage> {
     const query =
       `TaskQueue = "${this.opts.taskQueue}" AND ExecutionStatus IN ("Terminated", "TimedOut", "Canceled", "Failed")` +
-      ` AND CloseTime > "${since.toISOString()}"`;
+      ` AND CloseTime > "${from.toISOString()}"` +
+      (before ? ` AND CloseTime < "${before.toISOString()}"` : '');
     return this.rpc(async () => {
-      const ids: string[] = [];
-      for await (const run of this.client.workflow.list({ query, pageSize: limit })) {
-        ids.push(run.workflowId);
-        if (ids.length >= limit) break;
+      const page: StoppedPage = { ids: [], oldestClose: null, more: false };
+      // One more than the limit, in the same page: whether older runs are left, without a second call.
+      for await (const run of this.client.workflow.list({ query, pageSize: limit + 1 })) {
+        if (page.ids.length === limit) {
+          page.more = true;
+          break;
+        }
+        page.ids.push(run.workflowId);
+        page.oldestClose = run.closeTime ?? page.oldestClose;
       }
-      return ids;
+      return page;
     });
   }
 

@@ -2,6 +2,8 @@ import pino from 'pino';
 import { startBillingReconciler } from '../../src/billing/reconciler';
 import type { EdgeOutcome } from '../../src/billing/charge-lifecycle';
 import type { BilledTaskKind } from '../../src/billing/ledger';
+import { SWEEP_PAGE_SIZE, SWEEP_PAGES } from '../../src/billing/stopped-sweep';
+import type { StoppedPage } from '../../src/tasks/task-service';
 
 type Outcome = 'missing' | 'running' | 'completed' | 'failed';
 
@@ -13,15 +15,25 @@ function setup(
   opts: {
     due?: string[];
     outcomes?: Record<string, Outcome>;
+    /** Runs stopped from outside, closed now; or the visibility query's error. */
     stopped?: string[] | Error;
+    /** Runs stopped from outside with their close (ms epoch); more may be pushed between sweeps. */
+    stoppedRuns?: StoppedRun[];
     intervalSeconds?: number;
     sweepSeconds?: number;
     storeDown?: { down: boolean };
+    /** Visibility's pages fail while this is down. */
+    failPagesWhile?: { down: boolean };
   } = {},
 ) {
   const calls: string[] = [];
+  /** The start of each sweep's fresh window (a page asked with no upper bound). */
   const sweeps: Date[] = [];
-  const running = new Set([...(opts.due ?? []), ...(Array.isArray(opts.stopped) ? opts.stopped : [])]);
+  /** Every page asked. */
+  const pages: Array<{ from: number; before: number | null }> = [];
+  const closedAt = Date.now();
+  const stoppedRuns: StoppedRun[] = opts.stoppedRuns ?? (Array.isArray(opts.stopped) ? opts.stopped.map((id) => ({ id, closeMs: closedAt })) : []);
+  const running = new Set([...(opts.due ?? []), ...stoppedRuns.map((r) => r.id)]);
   const billing = {
     async chargesDueForCheck() {
       return (opts.due ?? []).map((taskId) => ({ taskId, keyId: 'key_1', kind: (taskId.startsWith('resp_') ? 'response' : 'video') as BilledTaskKind }));
@@ -43,10 +55,18 @@ function setup(
     async outcome(id: string): Promise<Outcome> {
       return opts.outcomes?.[id] ?? 'running';
     },
-    async stoppedSince(since: Date): Promise<string[]> {
-      sweeps.push(since);
+    /** Visibility's page: the window's runs newest close first (ties in the order given), one more than the limit telling that more are left. */
+    async stoppedBetween(from: Date, before: Date | null, limit: number): Promise<StoppedPage> {
+      if (before === null) sweeps.push(from);
+      pages.push({ from: from.getTime(), before: before?.getTime() ?? null });
       if (opts.stopped instanceof Error) throw opts.stopped;
-      return opts.stopped ?? [];
+      if (opts.failPagesWhile?.down) throw new Error('visibility unavailable');
+      const inWindow = stoppedRuns
+        .filter((r) => r.closeMs > from.getTime() && (before === null || r.closeMs < before.getTime()))
+        .sort((a, b) => b.closeMs - a.closeMs)
+        .slice(0, limit + 1);
+      const page = inWindow.slice(0, limit);
+      return { ids: page.map((r) => r.id), oldestClose: page.length > 0 ? new Date(page[page.length - 1]!.closeMs) : null, more: inWindow.length > limit };
     },
   };
   const views = {
@@ -64,8 +84,21 @@ function setup(
     { intervalSeconds: opts.intervalSeconds ?? 0, sweepSeconds: opts.sweepSeconds ?? 0, minAgeSeconds: 10 },
     pino({ level: 'silent' }),
   );
-  return { reconciler, calls, sweeps };
+  return { reconciler, calls, sweeps, pages, stoppedRuns, running };
 }
+
+interface StoppedRun {
+  id: string;
+  closeMs: number;
+}
+
+/** `n` runs stopped one millisecond apart, the newest `newestMs` ago. */
+function stoppedOverTime(prefix: string, n: number, newestMs: number): StoppedRun[] {
+  const newest = Date.now() - newestMs;
+  return Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, closeMs: newest - i }));
+}
+
+const refunded = (calls: string[]) => calls.filter((c) => c.startsWith('refund ')).map((c) => c.slice('refund '.length).split(':')[0]!);
 
 describe('billing reconciler', () => {
   it("releases a background response's hold whose run completed without settling it, never completes it", async () => {
@@ -134,6 +167,53 @@ describe('billing reconciler', () => {
       'complete t_completed',
       'later t_running',
     ]);
+  });
+
+  it("reads a mass stop past one sweep's pages over the next sweeps, newest first, each run refunded once; a run stopped meanwhile by the walk after", async () => {
+    const perSweep = SWEEP_PAGES * SWEEP_PAGE_SIZE;
+    const mass = stoppedOverTime('t_mass_', perSweep * 2 + 700, 10_000);
+    const { reconciler, calls, stoppedRuns, running, pages } = setup({ stoppedRuns: [...mass] });
+    const first = await reconciler.sweepOnce();
+    // One sweep reads its pages and no more (each page after the first repeats the previous one's last millisecond).
+    expect(pages).toHaveLength(SWEEP_PAGES);
+    expect(first).toBeGreaterThan(perSweep - SWEEP_PAGES);
+    expect(first).toBeLessThanOrEqual(perSweep);
+    stoppedRuns.push({ id: 't_new', closeMs: Date.now() });
+    running.add('t_new');
+    const settledBySweep: number[] = [];
+    for (let settled = -1; settled !== 0;) settledBySweep.push((settled = await reconciler.sweepOnce()));
+    expect(running.size).toBe(0);
+    // The walk through the mass stop in its order, newest first; then the next walk finds the new run.
+    expect(refunded(calls)).toEqual([...mass.map((r) => r.id), 't_new']);
+    // Two more sweeps finish the walk; the next walk (from a minute before the first began) takes two, and the last finds nothing.
+    expect(settledBySweep.length).toBeLessThanOrEqual(5);
+  });
+
+  it('moves past a millisecond that holds more stopped runs than a page, and ends', async () => {
+    const closeMs = Date.now() - 5_000;
+    const sameMs = Array.from({ length: SWEEP_PAGE_SIZE + 100 }, (_, i) => ({ id: `t_same_${i}`, closeMs }));
+    const older = stoppedOverTime('t_older_', 300, 6_000);
+    const { reconciler, calls, pages } = setup({ stoppedRuns: [...sameMs, ...older] });
+    await reconciler.sweepOnce();
+    // Every older run is reached; of the millisecond's runs, a page's worth (the rest are left to their charges' due looks).
+    expect(refunded(calls).filter((id) => id.startsWith('t_older_'))).toHaveLength(300);
+    expect(refunded(calls).filter((id) => id.startsWith('t_same_'))).toHaveLength(SWEEP_PAGE_SIZE);
+    expect(pages.length).toBeLessThan(SWEEP_PAGES);
+    expect(new Set(refunded(calls)).size).toBe(refunded(calls).length);
+  });
+
+  it('a sweep whose visibility query fails midway keeps the unread part of a mass stop for the next sweep', async () => {
+    const perSweep = SWEEP_PAGES * SWEEP_PAGE_SIZE;
+    const mass = stoppedOverTime('t_mass_', perSweep + 200, 10_000);
+    const visibility = { down: false };
+    const { reconciler, running } = setup({ stoppedRuns: mass, failPagesWhile: visibility });
+    const first = await reconciler.sweepOnce();
+    expect(running.size).toBe(mass.length - first);
+    visibility.down = true;
+    expect(await reconciler.sweepOnce()).toBe(0);
+    visibility.down = false;
+    expect(await reconciler.sweepOnce()).toBe(mass.length - first);
+    expect(running.size).toBe(0);
   });
 
   it('still settles due charges when the visibility query fails', async () => {

@@ -358,10 +358,14 @@ test("a fresh view answers reads alone; past its lease the server answers, never
   );
 }, 60_000);
 
+/** A task service of a queue no worker polls, for the sweep's visibility queries. */
+const serviceOfQueue = (taskQueue: string) =>
+  new TaskService(environment().connection, { namespace: 'default', taskQueue, rpcTimeoutMs: 5000, firstTryMaxWaitMs: null }, null);
+
 test("the sweep of stopped runs lists the gateway's own task queue only, not another application's runs in the namespace", async () => {
   const since = new Date(Date.now() - 1000);
   const ours = `ours-${Date.now()}`;
-  const tasks = new TaskService(environment().connection, { namespace: 'default', taskQueue: ours, rpcTimeoutMs: 5000, firstTryMaxWaitMs: null }, null);
+  const tasks = serviceOfQueue(ours);
   const client = environment().client;
   // No worker on either queue: each run waits for its first workflow task until it is stopped.
   const mine = await client.workflow.start('anyWorkflow', { taskQueue: ours, workflowId: `${ours}-task` });
@@ -370,7 +374,37 @@ test("the sweep of stopped runs lists the gateway's own task queue only, not ano
   // Visibility records a close a moment after it happens: both closes seen first.
   const bothClosed = `WorkflowId IN ("${mine.workflowId}", "${theirs.workflowId}") AND ExecutionStatus = "Terminated"`;
   await waitFor('both stops seen', async () => (await client.workflow.count(bothClosed)).count === 2, 10_000, 100);
-  expect(await tasks.stoppedSince(since, 100)).toEqual([mine.workflowId]);
+  expect((await tasks.stoppedBetween(since, null, 100)).ids).toEqual([mine.workflowId]);
+}, 30_000);
+
+test("the sweep of stopped runs reads them a page at a time, newest close first, each page before the last one's oldest", async () => {
+  const since = new Date(Date.now() - 1000);
+  const queue = `paged-${Date.now()}`;
+  const tasks = serviceOfQueue(queue);
+  const client = environment().client;
+  const stopped: string[] = [];
+  // Stopped one after another, a few milliseconds apart: each close in a millisecond of its own.
+  for (let i = 0; i < 5; i++) {
+    const run = await client.workflow.start('anyWorkflow', { taskQueue: queue, workflowId: `${queue}-${i}` });
+    await run.terminate('an operator stopped it');
+    stopped.unshift(run.workflowId);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await waitFor(
+    'the stops seen',
+    async () => (await client.workflow.count(`TaskQueue = "${queue}" AND ExecutionStatus = "Terminated"`)).count === 5,
+    10_000,
+    100,
+  );
+  const first = await tasks.stoppedBetween(since, null, 2);
+  expect(first).toMatchObject({ ids: stopped.slice(0, 2), more: true });
+  expect(first.oldestClose).toEqual((await client.workflow.getHandle(stopped[1]!).describe()).closeTime);
+  const second = await tasks.stoppedBetween(since, first.oldestClose, 2);
+  expect(second).toMatchObject({ ids: stopped.slice(2, 4), more: true });
+  const last = await tasks.stoppedBetween(since, second.oldestClose, 2);
+  expect(last).toMatchObject({ ids: stopped.slice(4), more: false });
+  // Nothing before the window's start.
+  expect(await tasks.stoppedBetween(new Date(), null, 2)).toEqual({ ids: [], oldestClose: null, more: false });
 }, 30_000);
 
 test("a run that has completed no workflow task reads as created, and its read renews the initial view's lease", async () => {
