@@ -202,7 +202,7 @@ describe('billing reconciler', () => {
     expect(new Set(refunded(calls)).size).toBe(refunded(calls).length);
   });
 
-  it('a sweep whose visibility query fails midway keeps the unread part of a mass stop for the next sweep', async () => {
+  it('a visibility outage in the middle of a walk through a mass stop: the sweep after it goes on from the same page', async () => {
     const perSweep = SWEEP_PAGES * SWEEP_PAGE_SIZE;
     const mass = stoppedOverTime('t_mass_', perSweep + 200, 10_000);
     const visibility = { down: false };
