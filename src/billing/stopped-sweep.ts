@@ -11,6 +11,8 @@
  * larger than that goes on at the next sweeps from where it stopped, so every stopped run is
  * reached without a sweep growing with the size of the stop; runs stopped meanwhile are read by
  * the walk after it. A walk that Temporal or the store interrupted goes on from the same page.
+ * Closes are compared to the millisecond: of more runs than a page closed in one millisecond, those
+ * past the page are left to their charges' due looks.
  */
 import type { Logger } from 'pino';
 import type { BillingStore } from './ledger';
