@@ -34,8 +34,6 @@ interface Walk {
   from: number;
   before: number | null;
   startedAt: number;
-  /** Numbers the walks, so that the runs handled two walks ago are forgotten. */
-  n: number;
 }
 
 export function stoppedRunsSweep(
@@ -46,17 +44,19 @@ export function stoppedRunsSweep(
 ): () => Promise<number> {
   let walkFrom = Date.now() - FIRST_WALK_LOOKBACK_MS;
   let walk: Walk | null = null;
+  /** The walks begun: the current one's number while it lasts. */
   let walks = 0;
-  /** Runs handled, by the walk that handled them: a walk's overlap with the one before returns them again. */
+  /** Runs handled, by the number of the walk that handled them: a walk's overlap with the one before returns them again. */
   const handled = new Map<string, number>();
 
   return async function sweep(): Promise<number> {
     let settled = 0;
     if (!walk) {
-      walk = { from: walkFrom, before: null, startedAt: Date.now(), n: ++walks };
+      walk = { from: walkFrom, before: null, startedAt: Date.now() };
+      walks++;
       // In the order they were handled: what the walk before last handled is past this walk's window.
       for (const [taskId, n] of handled) {
-        if (n >= walk.n - 1) break;
+        if (n >= walks - 1) break;
         handled.delete(taskId);
       }
     }
@@ -71,7 +71,7 @@ export function stoppedRunsSweep(
       for (const id of page.ids) {
         if (!handled.has(id)) ids.push(id);
         // Seen again in this walk's overlap: kept as this walk's, at the end of the order.
-        else if (handled.delete(id)) handled.set(id, walk.n);
+        else if (handled.delete(id)) handled.set(id, walks);
       }
       // Before the refunds: a read from now on asks Temporal, which knows the run was stopped.
       await views.forget(ids);
@@ -81,7 +81,7 @@ export function stoppedRunsSweep(
           settled++;
           logger.info({ taskId }, 'billing reconciler refunded a stopped task');
         }
-        handled.set(taskId, walk.n);
+        handled.set(taskId, walks);
       }
       if (!page.more || !page.oldestClose) {
         walkFrom = walk.startedAt - WALK_OVERLAP_MS;
