@@ -35,6 +35,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { projectRoot, temporalCliPath } from '../src/config/paths';
 import { createLogger } from '../src/log';
+import { loadConfig } from '../src/config/env';
 import { startDevServer } from '../src/temporal/dev-server';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode } from '../test/support/processes';
@@ -51,6 +52,7 @@ import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
 import { chatStreamBurst, completionLags, createWave, percentile, pool, statusReads, statusReadsAtRate, WAVE_MODELS, type CompletionLag } from './video-load';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { formatWatchCounts, watchCounts, watchCountsPerTask } from './watch-counts';
+import { formatTemporalWaits, readTemporal, sampleWorkflowSlots, temporalWaitsBetween } from './temporal-waits';
 
 interface Options {
   tasks: number[];
@@ -128,6 +130,9 @@ const lifeCpu = (creates: CpuGroups, completion: CpuGroups) => {
 const expectedJobMs = (opts: Pick<Options, 'jobMs' | 'jobSpreadMs'>): string =>
   process.env.SIMULATOR_JOB_MS ?? String(Math.round(opts.jobMs + opts.jobSpreadMs / 2));
 
+/** The gateway's task queue, as its processes (which inherit this shell's environment) read it. */
+const TASK_QUEUE = loadConfig().env.TEMPORAL_TASK_QUEUE;
+
 const bench = new BenchChildren('the gateway, the simulator and the dev server');
 
 async function main(): Promise<void> {
@@ -138,6 +143,8 @@ async function main(): Promise<void> {
   const logger = createLogger('warn', 'bench');
   bench.removeAtEnd(runDir);
   const temporalPort = await freePort();
+  // The dev server's own metrics, for where the wave's workflow tasks waited (temporal-waits.ts).
+  const serverMetrics = `http://127.0.0.1:${await freePort()}/metrics`;
   const temporalServer = await startDevServer({
     cliPath: temporalCliPath(),
     dataDir: runDir,
@@ -146,6 +153,7 @@ async function main(): Promise<void> {
     namespace: 'default',
     logger,
     headless: true,
+    metricsPort: Number(new URL(serverMetrics).port),
   });
   bench.atEnd(() => temporalServer.stop());
   const simPort = await freePort();
@@ -181,12 +189,15 @@ async function main(): Promise<void> {
   if (opts.cpuProfDir) bench.stopGraceMs = 60_000;
   // The worker's own metrics (not the API's: both would bind it), for the counts of what watching jobs costs.
   const workerMetrics = `127.0.0.1:${await freePort()}`;
-  const workerEnv = { ...env, METRICS_ADDRESS: workerMetrics };
+  // ... and the Temporal SDK's metrics of the worker (its slots and polls).
+  const sdkMetrics = `127.0.0.1:${await freePort()}`;
+  const workerEnv = { ...env, METRICS_ADDRESS: workerMetrics, TEMPORAL_METRICS_ADDRESS: sdkMetrics };
   const gatewayProc = opts.oneProcess ? bench.add(runNode('dist/src/main.js', workerEnv, 'bench-gateway', opts.gateway, profile)) : null;
   const apiProc = gatewayProc ?? bench.add(runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile));
   const workerProc = gatewayProc ?? bench.add(runNode('dist/src/worker.js', workerEnv, 'bench-worker', opts.gateway, profile));
   /** Null for a gateway built before the heartbeat counter (--gateway): the line is then left out. */
   const readWatchCounts = () => watchCounts(`http://${workerMetrics}/metrics`).catch(() => null);
+  const readWaits = () => readTemporal(`http://${sdkMetrics}/metrics`, serverMetrics);
   await waitFor('gateway healthy', async () => (await fetch(`${api}/healthz`)).status === 200, 90_000, 250);
 
   // RSS once started and idle, so that the peak under load can be read as growth.
@@ -225,6 +236,9 @@ async function main(): Promise<void> {
     const cpu = () => cpuSnapshot({ ...gatewayPids, simulator: simulatorProc.proc.pid }, { temporal: 'temporal', postgres: 'postgres' });
     const cpuBeforeCreates = cpu();
     const watchBefore = await readWatchCounts();
+    const waitsBefore = await readWaits();
+    const waitsFrom = Date.now();
+    const slotSampler = sampleWorkflowSlots(`http://${sdkMetrics}/metrics`, 5000);
     const wave = await createWave(api, auth, {
       n,
       concurrency: opts.concurrency,
@@ -275,6 +289,10 @@ async function main(): Promise<void> {
     );
     const cpuCompletion = cpuPerItem(cpuBeforeCompletion, cpu(), n);
     const watchAfter = await readWatchCounts();
+    const waitsAfter = await readWaits();
+    const slots = await slotSampler.stop();
+    const waits = waitsBefore && waitsAfter ? temporalWaitsBetween(waitsBefore, waitsAfter, TASK_QUEUE, slots) : null;
+    const waitsSeconds = (Date.now() - waitsFrom) / 1000;
     const watch = watchBefore && watchAfter ? watchCountsPerTask(watchBefore, watchAfter, n) : null;
     const { done, notCompleted: failed } = await completionLags(temporal, simUrl, ids);
     const lags = done.map((t) => t.lag);
@@ -365,6 +383,7 @@ async function main(): Promise<void> {
       cpuMsPerTask: { creates: cpuCreates, completion: cpuCompletion, life },
       historyEvents: history,
       watchPerTask: watch,
+      temporalWaits: waits,
     };
     results.push(row);
     console.log(`${n} tasks in flight`);
@@ -403,6 +422,7 @@ async function main(): Promise<void> {
     );
     console.log(`  history  events per task (${history.sampled} sampled): min ${history.min}, p50 ${history.p50}, max ${history.max}`);
     if (watch) console.log(`  watch    per task: ${formatWatchCounts(watch)}`);
+    if (waits) console.log(`  waits    ${formatTemporalWaits(waits, waitsSeconds)}`);
     console.log(
       gatewayProc
         ? `  memory   peak RSS gateway ${row.peakRssApiMiB.toFixed(0)} MiB (idle at start: ${startRss.api.toFixed(0)})\n`
