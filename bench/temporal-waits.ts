@@ -8,6 +8,9 @@
 import { scrape, sumOf, type Sample } from '../test/support/prometheus';
 import { percentile } from './video-load';
 
+/** How often the worker's workflow task slots are sampled through a wave. */
+export const SLOT_SAMPLE_MS = 5000;
+
 export interface TemporalReading {
   worker: Sample[];
   server: Sample[];
@@ -46,8 +49,8 @@ export async function workflowSlots(workerUrl: string): Promise<{ used: number; 
   }
 }
 
-/** Samples the worker's workflow task slots every `everyMs` until stopped. */
-export function sampleWorkflowSlots(workerUrl: string, everyMs: number): { stop: () => Promise<{ used: number[]; of: number }> } {
+/** Samples the worker's workflow task slots every SLOT_SAMPLE_MS until stopped. */
+export function sampleWorkflowSlots(workerUrl: string): { stop: () => Promise<{ used: number[]; of: number }> } {
   const used: number[] = [];
   let of = 0;
   let pending: Promise<void> = Promise.resolve();
@@ -57,7 +60,7 @@ export function sampleWorkflowSlots(workerUrl: string, everyMs: number): { stop:
       used.push(s.used);
       of = s.of;
     });
-  }, everyMs);
+  }, SLOT_SAMPLE_MS);
   return {
     stop: async () => {
       clearInterval(timer);
@@ -103,7 +106,7 @@ export function temporalWaitsBetween(before: TemporalReading, after: TemporalRea
 export function formatTemporalWaits(w: TemporalWaits, seconds: number): string {
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   return (
-    `workflow task slots used (every 5 s, ${w.slotsUsed.samples} samples): p50 ${w.slotsUsed.p50} max ${w.slotsUsed.max} of ${w.slotsUsed.of}; ` +
+    `workflow task slots used (every ${SLOT_SAMPLE_MS / 1000} s, ${w.slotsUsed.samples} samples): p50 ${w.slotsUsed.p50} max ${w.slotsUsed.max} of ${w.slotsUsed.of}; ` +
     `the worker's workflow task polls ${w.polls.count}, round trip mean ${w.polls.meanMs.toFixed(0)} ms\n` +
     `           dev server: ${(w.shardOps.count / seconds).toFixed(0)} history shard operations/s, mean wait for the shard ${w.shardOps.meanWaitMs.toFixed(0)} ms; ` +
     `workflow tasks handed to a waiting poll ${w.matchedAtOnce}, taken from a backlog: sticky ${w.backlog.sticky.count} after ${s(w.backlog.sticky.meanMs)} (mean), ` +

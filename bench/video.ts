@@ -238,7 +238,7 @@ async function main(): Promise<void> {
     const watchBefore = await readWatchCounts();
     const waitsBefore = await readWaits();
     const waitsFrom = Date.now();
-    const slotSampler = sampleWorkflowSlots(`http://${sdkMetrics}/metrics`, 5000);
+    const slotSampler = sampleWorkflowSlots(`http://${sdkMetrics}/metrics`);
     const wave = await createWave(api, auth, {
       n,
       concurrency: opts.concurrency,
