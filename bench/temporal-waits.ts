@@ -16,15 +16,21 @@ export interface TemporalReading {
   server: Sample[];
 }
 
+/** How many of something between two readings, and their mean duration. */
+export interface CountAndMean {
+  count: number;
+  meanMs: number;
+}
+
 export interface TemporalWaits {
   /** The worker's workflow task slots in use, sampled through the wave. */
   slotsUsed: { p50: number; max: number; of: number; samples: number };
   /** The worker's workflow task polls: how many returned, and their mean round trip. */
-  polls: { count: number; meanMs: number };
+  polls: CountAndMean;
   /** The server's history shard: persistence operations and their mean wait for the shard. */
-  shardOps: { count: number; meanWaitMs: number };
+  shardOps: CountAndMean;
   /** Workflow tasks taken from a backlog (no poll was waiting), by queue: how many, and their mean wait there. */
-  backlog: { sticky: { count: number; meanMs: number }; taskQueue: { count: number; meanMs: number } };
+  backlog: { sticky: CountAndMean; taskQueue: CountAndMean };
   /** Workflow tasks handed at once to a poll that was waiting. */
   matchedAtOnce: number;
 }
@@ -71,7 +77,7 @@ export function sampleWorkflowSlots(workerUrl: string): { stop: () => Promise<{ 
 }
 
 /** A histogram's count and mean (ms) between two readings, over the samples `where` selects. */
-function histogramBetween(before: Sample[], after: Sample[], name: string, where: (s: Sample) => boolean): { count: number; meanMs: number } {
+function histogramBetween(before: Sample[], after: Sample[], name: string, where: (s: Sample) => boolean): CountAndMean {
   const total = (page: Sample[], suffix: string) => page.filter((s) => s.name === `${name}_${suffix}` && where(s)).reduce((a, s) => a + s.value, 0);
   const count = total(after, 'count') - total(before, 'count');
   const seconds = total(after, 'sum') - total(before, 'sum');
@@ -92,8 +98,11 @@ export function temporalWaitsBetween(before: TemporalReading, after: TemporalRea
   return {
     slotsUsed: { p50: slots.used.length > 0 ? percentile(slots.used, 50) : 0, max: Math.max(0, ...slots.used), of: slots.of, samples: slots.used.length },
     polls: histogramBetween(before.worker, after.worker, 'temporal_long_request_latency', (s) => s.labels.operation === 'PollWorkflowTaskQueue'),
-    shardOps: ((h) => ({ count: h.count, meanWaitMs: h.meanMs }))(
-      histogramBetween(before.server, after.server, 'semaphore_latency', (s) => s.labels.operation === 'ShardInfo' && s.labels.service_name === 'history'),
+    shardOps: histogramBetween(
+      before.server,
+      after.server,
+      'semaphore_latency',
+      (s) => s.labels.operation === 'ShardInfo' && s.labels.service_name === 'history',
     ),
     backlog: {
       sticky: histogramBetween(before.server, after.server, 'asyncmatch_latency', sticky),
@@ -108,7 +117,7 @@ export function formatTemporalWaits(w: TemporalWaits, seconds: number): string {
   return (
     `workflow task slots used (every ${SLOT_SAMPLE_MS / 1000} s, ${w.slotsUsed.samples} samples): p50 ${w.slotsUsed.p50} max ${w.slotsUsed.max} of ${w.slotsUsed.of}; ` +
     `the worker's workflow task polls ${w.polls.count}, round trip mean ${w.polls.meanMs.toFixed(0)} ms\n` +
-    `           dev server: ${(w.shardOps.count / seconds).toFixed(0)} history shard operations/s, mean wait for the shard ${w.shardOps.meanWaitMs.toFixed(0)} ms; ` +
+    `           dev server: ${(w.shardOps.count / seconds).toFixed(0)} history shard operations/s, mean wait for the shard ${w.shardOps.meanMs.toFixed(0)} ms; ` +
     `workflow tasks handed to a waiting poll ${w.matchedAtOnce}, taken from a backlog: sticky ${w.backlog.sticky.count} after ${s(w.backlog.sticky.meanMs)} (mean), ` +
     `task queue ${w.backlog.taskQueue.count} after ${s(w.backlog.taskQueue.meanMs)}`
   );

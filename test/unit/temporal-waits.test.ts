@@ -47,7 +47,7 @@ test('the waits between two readings: backlogs by queue, matches at once, the sh
   expect(waits.backlog.sticky).toEqual({ count: 100, meanMs: 7000 });
   expect(waits.backlog.taskQueue).toEqual({ count: 10, meanMs: 100_000 });
   expect(waits.matchedAtOnce).toBe(30);
-  expect(waits.shardOps).toEqual({ count: 2000, meanWaitMs: 500 });
+  expect(waits.shardOps).toEqual({ count: 2000, meanMs: 500 });
   expect(waits.polls).toEqual({ count: 200, meanMs: 400 });
   expect(waits.slotsUsed).toEqual({ p50: 7, max: 100, of: 100, samples: 5 });
 });
