@@ -9,9 +9,10 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { waitFor } from '../test/support/ports';
-import { runNode } from '../test/support/processes';
+import { projectRoot } from '../src/config/paths';
 import type { BenchChildren } from './child-guard';
 import { cpuPerItem, cpuSnapshot } from './cpu';
+import { runScript } from './script-command';
 import { pool } from './video-load';
 
 const FLOOR_TASK_QUEUE = 'bench-floor-tasks';
@@ -39,7 +40,9 @@ export async function floorTaskCost(
   n: number,
   concurrency: number,
 ): Promise<FloorCost> {
-  const child = bench.add(runNode('dist/bench/floor-worker.js', { TEMPORAL_ADDRESS: worker.address, FLOOR_TASK_QUEUE }, worker.log));
+  const child = bench.add(
+    runScript('worker', { TEMPORAL_ADDRESS: worker.address, FLOOR_TASK_QUEUE }, worker.log, projectRoot(), [], 'dist/bench/floor-worker.js'),
+  );
   try {
     // It bundles its workflow first, which takes seconds.
     await waitFor(

@@ -23,11 +23,11 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths';
 import { freePort, waitFor } from '../test/support/ports';
 import { runNode, type Child } from '../test/support/processes';
-import { nodeCommandOf, type NodeCommand } from '../test/support/start-scripts';
 import { ADMIN_TOKEN, embeddedEnv } from '../test/support/stack';
 import { numberOption, optionOf } from './ab-options';
 import { BenchChildren } from './child-guard';
 import { commOf, statusMiB, treePids } from './proc-stats';
+import { scriptCommand } from './script-command';
 import { closedLoop, MODES, openLoop, PROTOCOLS, scenario, type Target } from './text-load';
 
 interface Options {
@@ -233,14 +233,6 @@ async function soak(root: number, url: string, minutes: number, rate: number): P
 
 const bench = new BenchChildren('npm start');
 
-/** How `npm start` runs the gateway (package.json), so the bench measures the process as users get it. */
-function startCommand(): NodeCommand {
-  const pkg = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const command = nodeCommandOf(pkg.scripts.start ?? '', 'dist/src/main.js');
-  if (!command) throw new Error('package.json: the start script does not run node dist/src/main.js');
-  return command;
-}
-
 /** What to measure after a start: idle for `settleSeconds`, then the load and the soak, each when above 0. */
 type Phases = Pick<Options, 'settleSeconds' | 'loadSeconds' | 'soakMinutes' | 'soakRate'>;
 
@@ -269,7 +261,8 @@ async function main(): Promise<void> {
   const dataDir = path.join(projectRoot(), '.bench-data', `memory-${Date.now()}`);
   fs.mkdirSync(dataDir, { recursive: true });
   bench.removeAtEnd(dataDir);
-  const start = startCommand();
+  // As `npm start` runs it (package.json), so the bench measures the process as users get it.
+  const start = scriptCommand(projectRoot(), 'start', true);
   const env = await embeddedEnv(dataDir, { ...start.env, ADMIN_TOKEN, SIMULATOR_PORT: String(await freePort()), LOG_LEVEL: 'warn' });
   const first = await startAndMeasure(env, start.nodeArgs, 'npm start on a new data folder', opts);
   if (opts.restart) {

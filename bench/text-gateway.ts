@@ -1,14 +1,15 @@
 /**
  * The gateway's API process as the text benchmarks run it (bench:text, bench:text-ab,
- * bench:peers): the simulator as its provider, no Temporal (text endpoints do not need it; the
+ * bench:peers): as the checkout's `npm run api` runs it (its variables and node flags), the simulator as its provider, no Temporal (text endpoints do not need it; the
  * API connects lazily, so an unused port will do), and a bench key issued through the admin API.
  */
 import fs from 'node:fs';
 import { z } from 'zod';
 import { freePort, waitFor } from '../test/support/ports';
-import { runNode, type Child } from '../test/support/processes';
+import type { Child } from '../test/support/processes';
 import { benchKeyBody, type BillingMode } from './billing';
 import type { BenchChildren } from './child-guard';
+import { runScript } from './script-command';
 
 export interface TextGatewayOptions {
   bench: BenchChildren;
@@ -48,8 +49,8 @@ export async function startTextGateway(opts: TextGatewayOptions): Promise<TextGa
   fs.writeFileSync(opts.log, '');
   const started = Date.now();
   const child = opts.bench.add(
-    runNode(
-      'dist/src/api/server.js',
+    runScript(
+      'api',
       {
         PORT: String(port),
         HOST: '127.0.0.1',

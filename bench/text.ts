@@ -34,6 +34,7 @@ import { logLevelOption } from './ab-options';
 import { billingModeOf, type BillingMode } from './billing';
 import { BenchChildren } from './child-guard';
 import { writeBenchResults } from './results';
+import { runScript } from './script-command';
 import { startTextGateway } from './text-gateway';
 import { CLOCK_TICKS, cpuMs, machineBusyMs, selfCpuMs, statusMiB, treeCpu, treeCpuDelta, treePids, treeRssMiB } from './proc-stats';
 import {
@@ -328,7 +329,7 @@ async function main(): Promise<void> {
 
   const floorPort = await freePort();
   const floor = opts.targets.includes('floor')
-    ? bench.add(runNode('dist/bench/floor-proxy.js', { FLOOR_PORT: String(floorPort), FLOOR_UPSTREAM: simUrl }, logs.floor))
+    ? bench.add(runScript('api', { FLOOR_PORT: String(floorPort), FLOOR_UPSTREAM: simUrl }, logs.floor, root, [], 'dist/bench/floor-proxy.js'))
     : null;
   // Through the floor to the simulator's health: it answers once both ends are up (waitFor retries what throws).
   if (floor) await waitFor('floor proxy', async () => (await fetch(`http://127.0.0.1:${floorPort}/_sim/health`)).ok, 20_000);

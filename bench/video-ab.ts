@@ -39,6 +39,7 @@ import { mean, pairChanges, pct } from './ab-stats';
 import { benchDatabase, benchKeyBody, billingModeOf, type BillingMode } from './billing';
 import { cpuSnapshot } from './cpu';
 import { cpuMs, machineBusyMs, statusMiB } from './proc-stats';
+import { runScript } from './script-command';
 import { chatStreamBurst, completionLags, createWave, percentile, statusReads } from './video-load';
 
 interface Options {
@@ -159,8 +160,8 @@ async function startStack(
   };
   const profile = shared.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(shared.cpuProfDir, `${side}-${pair}`)}`] : [];
   bench.atEnd(database.drop);
-  const apiProc = bench.add(runNode('dist/src/api/server.js', env, `bench-ab-${side}-api`, root, profile));
-  const workerProc = bench.add(runNode('dist/src/worker.js', env, `bench-ab-${side}-worker`, root));
+  const apiProc = bench.add(runScript('api', env, `bench-ab-${side}-api`, root, profile));
+  const workerProc = bench.add(runScript('worker', env, `bench-ab-${side}-worker`, root));
   const stack = { side, api, auth: {}, apiProc, workerProc, dropDatabase: database.drop };
   await waitFor(
     `${side} gateway healthy`,

@@ -47,6 +47,7 @@ import { bareStartRate, historySizes } from './bare-starts';
 import { floorTaskCost } from './floor-tasks';
 import { cpuPerItem, cpuSnapshot, formatCpu, type CpuGroups } from './cpu';
 import { statusMiB } from './proc-stats';
+import { runScript } from './script-command';
 import { slowTaskTimeline } from './slow-task';
 import { LAG_PHASES, lagPhasesOf, type LagPhases } from './lag-phases';
 import { chatStreamBurst, completionLags, createWave, percentile, pool, statusReads, statusReadsAtRate, WAVE_MODELS, type CompletionLag } from './video-load';
@@ -192,9 +193,9 @@ async function main(): Promise<void> {
   // ... and the Temporal SDK's metrics of the worker (its slots and polls).
   const sdkMetrics = `127.0.0.1:${await freePort()}`;
   const workerEnv = { ...env, METRICS_ADDRESS: workerMetrics, TEMPORAL_METRICS_ADDRESS: sdkMetrics };
-  const gatewayProc = opts.oneProcess ? bench.add(runNode('dist/src/main.js', workerEnv, 'bench-gateway', opts.gateway, profile)) : null;
-  const apiProc = gatewayProc ?? bench.add(runNode('dist/src/api/server.js', env, 'bench-api', opts.gateway, profile));
-  const workerProc = gatewayProc ?? bench.add(runNode('dist/src/worker.js', workerEnv, 'bench-worker', opts.gateway, profile));
+  const gatewayProc = opts.oneProcess ? bench.add(runScript('start', workerEnv, 'bench-gateway', opts.gateway, profile)) : null;
+  const apiProc = gatewayProc ?? bench.add(runScript('api', env, 'bench-api', opts.gateway, profile));
+  const workerProc = gatewayProc ?? bench.add(runScript('worker', workerEnv, 'bench-worker', opts.gateway, profile));
   /** Null for a gateway built before the heartbeat counter (--gateway): the line is then left out. */
   const readWatchCounts = () => watchCounts(`http://${workerMetrics}/metrics`).catch(() => null);
   const readWaits = () => readTemporal(`http://${sdkMetrics}/metrics`, serverMetrics);
