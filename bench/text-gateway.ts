@@ -1,7 +1,8 @@
 /**
  * The gateway's API process as the text benchmarks run it (bench:text, bench:text-ab,
- * bench:peers): as the checkout's `npm run api` runs it (its variables and node flags), the simulator as its provider, no Temporal (text endpoints do not need it; the
- * API connects lazily, so an unused port will do), and a bench key issued through the admin API.
+ * bench:peers): as the checkout's `npm run api` runs it (its variables and node flags), the
+ * simulator as its provider, no Temporal (text endpoints do not need it; the API connects
+ * lazily, so an unused port will do), and a bench key issued through the admin API.
  */
 import fs from 'node:fs';
 import { z } from 'zod';
