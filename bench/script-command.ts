@@ -8,16 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { runNode, type Child } from '../test/support/processes';
-import { nodeCommandOf, type NodeCommand } from '../test/support/start-scripts';
-
-/** The gateway's entry files, by the package.json script that runs each. */
-export const GATEWAY_SCRIPTS = {
-  start: 'dist/src/main.js',
-  api: 'dist/src/api/server.js',
-  worker: 'dist/src/worker.js',
-} as const;
-
-export type GatewayScript = keyof typeof GATEWAY_SCRIPTS;
+import { GATEWAY_SCRIPTS, nodeCommandOf, type GatewayScript, type NodeCommand } from '../test/support/start-scripts';
 
 const packageScripts = z.object({ scripts: z.record(z.string(), z.string()).default({}) });
 

@@ -1,10 +1,20 @@
 /**
  * What a package.json script puts on the gateway's command line: the variables before `node`
  * and the node flags before the entry file (`MALLOC_ARENA_MAX=2 node --max-semi-space-size=8
- * dist/src/main.js`). Read by bench:memory, to run the process as `npm start` does, and by the
- * image's test, which checks that the image runs it the same way.
+ * dist/src/main.js`). Read by the benches, to run each process as its script does
+ * (bench/script-command.ts), and by the image's test, which checks that the image runs the API
+ * and the worker the same way.
  */
 import { escapeRegExp } from '../../src/system/regexp';
+
+/** The gateway's entry files, by the package.json script that runs each. */
+export const GATEWAY_SCRIPTS = {
+  start: 'dist/src/main.js',
+  api: 'dist/src/api/server.js',
+  worker: 'dist/src/worker.js',
+} as const;
+
+export type GatewayScript = keyof typeof GATEWAY_SCRIPTS;
 
 export interface NodeCommand {
   env: Record<string, string>;

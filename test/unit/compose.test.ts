@@ -15,7 +15,7 @@ import { parse } from 'yaml';
 import { ENV_KEYS, loadConfig } from '../../src/config/env';
 import { dockerignoreMatches, parseDockerfile, type Stage } from '../support/dockerfile';
 import { nodeImageProblems } from '../support/node-lts';
-import { assignments, nodeCommandOf, words } from '../support/start-scripts';
+import { assignments, GATEWAY_SCRIPTS, nodeCommandOf, words } from '../support/start-scripts';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -423,10 +423,8 @@ const imageRunsLikeScripts: Rule = (d) => {
   const image = assignments(final?.instructions.filter((i) => i.op === 'ENV').flatMap((i) => words(i.args)) ?? []);
   const nodeOptions = words(image.NODE_OPTIONS);
   const problems: string[] = [];
-  for (const [script, entry] of [
-    ['api', 'dist/src/api/server.js'],
-    ['worker', 'dist/src/worker.js'],
-  ] as const) {
+  for (const script of ['api', 'worker'] as const) {
+    const entry = GATEWAY_SCRIPTS[script];
     const command = nodeCommandOf(d.scripts[script] ?? '', entry);
     if (!command) {
       problems.push(`package.json's ${script} script does not run node ${entry}`);

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { GATEWAY_SCRIPTS, runScript, scriptCommand, type GatewayScript } from '../../bench/script-command';
+import { runScript, scriptCommand } from '../../bench/script-command';
+import { GATEWAY_SCRIPTS, type GatewayScript } from '../support/start-scripts';
 import { ROOT } from '../support/processes';
 
 const API_SCRIPT = 'node scripts/setup.mjs --build && MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 dist/src/api/server.js';
