@@ -32,6 +32,7 @@ import { closeStalledReaders } from './stalled-readers';
 import { ConsoleSessions } from '../store/console-sessions';
 import { openStore } from '../store/open';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
+import { CharacterViews } from '../tasks/character-views';
 import { CharacterService } from '../tasks/character-service';
 import { TaskService } from '../tasks/task-service';
 import { TaskViews } from '../tasks/task-views';
@@ -86,7 +87,8 @@ export async function startApiServer(opts: {
     views,
   );
   const characterCreateTimeoutMs = 120_000;
-  const characters = new CharacterService(tasks.client, {
+  const characterViews = new CharacterViews(db, env.TASK_RETENTION_DAYS);
+  const characters = new CharacterService(tasks.client, characterViews, {
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     rpcTimeoutMs: env.TEMPORAL_RPC_TIMEOUT_MS,
     createTimeoutMs: characterCreateTimeoutMs,
@@ -111,7 +113,8 @@ export async function startApiServer(opts: {
   const reconciler = startBillingReconciler(
     billing,
     tasks,
-    views,
+    // Character views are final (nothing to forget) and pruned with the task views.
+    { forget: (taskIds) => views.forget(taskIds), prune: async () => (await views.prune()) + (await characterViews.prune()) },
     // A start whose RPC deadline passed can no longer land: twice the deadline plus a margin.
     {
       intervalSeconds: env.BILLING_RECONCILE_SECONDS,

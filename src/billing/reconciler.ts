@@ -36,7 +36,7 @@ export interface Reconciler {
 export function startBillingReconciler(
   billing: Pick<BillingStore, 'chargesDueForCheck' | 'refundTask' | 'completeTask' | 'checkAgainLater'>,
   tasks: Pick<TaskService, 'outcome' | 'stoppedBetween'>,
-  /** The task views: those of stopped runs are dropped (nothing will publish to them again), and old ones pruned. */
+  /** The task views: those of stopped runs are dropped (nothing will publish to them again), and old ones (character views too) pruned. */
   views: Pick<TaskViews, 'forget' | 'prune'>,
   opts: { intervalSeconds: number; sweepSeconds: number; minAgeSeconds: number },
   logger: Logger,

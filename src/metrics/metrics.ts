@@ -102,6 +102,18 @@ export const metrics = {
     labelNames: ['source'] as const,
     registers: [registry],
   }),
+  characterReads: new Counter({
+    name: 'gateway_character_reads_total',
+    help: "Character reads (GET /motion/v1/characters/{id}, each @username of a prompt, each entry of a list), by what answered them: cache (this process's), view (the store's character view), none (the store: no such character of this key) or temporal (a describe on the server: a charged character with no view yet).",
+    labelNames: ['source'] as const,
+    registers: [registry],
+  }),
+  characterViewWrites: new Counter({
+    name: 'gateway_character_view_writes_total',
+    help: 'Writes of character views to the store, once a character is seen finished (by its create or a read), by outcome (ok, failed: its next cold read asks Temporal and writes it again).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
   taskViewWrites: new Counter({
     name: 'gateway_task_view_writes_total',
     help: "Writes of task views to the store, by writer (api: a started task's initial state, or its lease renewed after a describe found the run untouched; workflow: a published state; watch: a watching step's progress and lease) and outcome (ok, failed: reads then ask Temporal until the next write).",

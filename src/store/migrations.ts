@@ -337,6 +337,19 @@ const MIGRATIONS: readonly { id: number; name: string; sql: string | readonly st
       'create index task_views_by_lease on task_views (fresh_until)',
     ],
   },
+  {
+    id: 20,
+    name: 'character views: each finished character as its workflow returned it, so a read, a mention or a list need not ask Temporal (tasks/character-views.ts)',
+    sql: [
+      `create table character_views (
+        character_id text primary key,
+        state jsonb not null,
+        created_at timestamptz not null
+      )`,
+      // The prune of views past the retention (BillingReconciler's pass) reads by it.
+      'create index character_views_by_age on character_views (created_at)',
+    ],
+  },
 ];
 
 export const MIGRATION_IDS: readonly number[] = MIGRATIONS.map((m) => m.id);

@@ -1,14 +1,19 @@
 /**
  * Characters are workflows too: made by characterWorkflow (id = character id), read back
- * from the closed workflow's result (its close event only, no replay) and cached, since a
- * finished character never changes. Ownership is the memo's owner.
+ * from the closed workflow's result (its close event only, no replay). A finished character
+ * never changes, so it is kept twice: in this process's cache, and as a view in the store that
+ * every replica shares (character-views.ts), which also knows, from the charges, which ids are
+ * no character of a key. Only a charged character with no view asks Temporal. Ownership is the
+ * memo's owner, and the charge's key.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { SA_MODEL, SA_OWNER, SA_STATUS } from '../temporal/search-attributes';
 import { characterWorkflow, type CharacterInput } from '../workflows/character';
 import { FAILURE_TYPES } from '../workflows/video-task-types';
+import { metrics } from '../metrics/metrics';
 import type { CharacterState } from './task';
+import type { CharacterViews } from './character-views';
 import { StillRunning, TaskChargeRefunded, TaskInputRejected, TaskServiceUnavailable, UpstreamFailed } from './task-errors';
 import { startFailure } from './task-service';
 
@@ -19,6 +24,7 @@ export class CharacterService {
 
   constructor(
     private readonly client: Client,
+    private readonly views: CharacterViews,
     private readonly opts: { taskQueue: string; rpcTimeoutMs: number; createTimeoutMs: number },
   ) {}
 
@@ -58,7 +64,47 @@ export class CharacterService {
   /** The character, or null when it does not exist, is not finished, or belongs to another key. */
   async get(id: string, ownerId: string): Promise<CharacterState | null> {
     const cached = this.cache.get(id);
-    if (cached) return cached.ownerId === ownerId ? cached : null;
+    if (cached) {
+      metrics.characterReads.inc({ source: 'cache' });
+      return cached.ownerId === ownerId ? cached : null;
+    }
+    let look;
+    try {
+      look = await this.views.look(id, ownerId);
+    } catch {
+      look = { found: 'ask' } as const; // The store failed this read: Temporal can still answer it.
+    }
+    if (look.found === 'none') {
+      metrics.characterReads.inc({ source: 'none' });
+      return null;
+    }
+    if (look.found === 'view') {
+      metrics.characterReads.inc({ source: 'view' });
+      this.rememberOnly(look.character);
+      return look.character;
+    }
+    return this.fromTemporal(id, ownerId);
+  }
+
+  /**
+   * A key's library, newest first: its characters' views, and for those with none yet the
+   * answer of get (Temporal). Characters still being made, or not made, are left out.
+   */
+  async library(ownerId: string, limit: number): Promise<CharacterState[]> {
+    const entries = await this.views.library(ownerId, limit);
+    const found = await Promise.all(
+      entries.map(async ({ id, character }) => {
+        if (!character) return this.get(id, ownerId);
+        metrics.characterReads.inc({ source: 'view' });
+        return character;
+      }),
+    );
+    return found.filter((c): c is CharacterState => c !== null);
+  }
+
+  /** A charged character with no view: finished (its view is written now), or not (null). */
+  private async fromTemporal(id: string, ownerId: string): Promise<CharacterState | null> {
+    metrics.characterReads.inc({ source: 'temporal' });
     const handle = this.client.workflow.getHandle(id);
     try {
       const description = await this.client.connection.withDeadline(Date.now() + this.opts.rpcTimeoutMs, () => handle.describe());
@@ -72,7 +118,16 @@ export class CharacterService {
     }
   }
 
+  /** Caches a finished character and writes its view (not awaited: a lost write leaves the next cold read to Temporal). */
   private remember(character: CharacterState): void {
+    this.rememberOnly(character);
+    this.views.save(character).then(
+      () => metrics.characterViewWrites.inc({ outcome: 'ok' }),
+      () => metrics.characterViewWrites.inc({ outcome: 'failed' }),
+    );
+  }
+
+  private rememberOnly(character: CharacterState): void {
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value ?? '');
     this.cache.set(character.id, character);
   }

@@ -5,8 +5,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
 import { SAMPLE_MP4, THUMBNAIL_PNG } from '../../simulator/assets';
 import { call, createTask, waitForTerminal } from '../support/client';
+import { waitFor } from '../support/ports';
+import { scrape, sumOf } from '../support/prometheus';
 import { e2eEnv, startGateway, type Gateway } from '../support/stack';
 import { upstreamJobOf } from '../support/upstream';
 
@@ -23,8 +26,10 @@ interface CharacterView {
   profile_picture_url: string;
 }
 
+const METRICS_TOKEN = 'characters-metrics-token';
+
 beforeAll(async () => {
-  gw = await startGateway();
+  gw = await startGateway({ env: { METRICS_TOKEN } });
   key = await gw.issueKey('characters');
   clipServer = http.createServer((req, res) => {
     const png = req.url === '/still.png';
@@ -47,6 +52,13 @@ const createCharacter = (json: unknown, k = key) =>
 
 async function upstreamCharacterId(characterId: string): Promise<string> {
   return ((await temporal.workflow.getHandle(characterId).result()) as { upstreamId: string }).upstreamId;
+}
+
+/** How many character reads each source answered in the API at `base` so far. */
+async function characterReads(base: string): Promise<Record<'cache' | 'view' | 'none' | 'temporal', number>> {
+  const samples = await scrape(`${base}/metrics`, METRICS_TOKEN);
+  const of = (source: string) => sumOf(samples, 'gateway_character_reads_total', { source });
+  return { cache: of('cache'), view: of('view'), none: of('none'), temporal: of('temporal') };
 }
 
 async function upstreamParams(taskId: string): Promise<Record<string, unknown>> {
@@ -190,3 +202,65 @@ test.each([
   expect(res.status).toBe(400);
   expect(((await res.json()) as { error: { param: string } }).error.param).toBe('character_create');
 });
+
+test('another replica reads a character, its library, its @mention, and ids that are no character of the key from the store: no Temporal call; a character whose view is lost asks Temporal once and has it written again', async () => {
+  const made = await createCharacter({ url: `${clipBase}/clip.mp4`, timestamps: '0,2' });
+  expect(made.status).toBe(200);
+  const stranger = await gw.issueKey('stranger to the library');
+  // A replica started now has nothing cached: what it knows of the character is in the store.
+  const replica = await gw.startApiReplica();
+  try {
+    const before = await characterReads(replica);
+    const read = await call<CharacterView>(`${replica}/motion/v1/characters/${made.body.id}`, { key });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id: made.body.id, username: made.body.username });
+    const list = await call<{ data: CharacterView[] }>(`${replica}/motion/v1/characters?limit=100`, { key });
+    expect(list.body.data.map((c) => c.id)).toContain(made.body.id);
+    const cast = await call<{ id: string }>(`${replica}/v1/video/create`, {
+      key,
+      json: { model: 'motion-2', prompt: `@${made.body.username} waves [sim:ms=200]`, images: [] },
+    });
+    expect(cast.status).toBe(200);
+    expect((await call(`${replica}/motion/v1/characters/${made.body.id}`, { key: stranger })).status).toBe(404);
+    expect((await call(`${replica}/motion/v1/characters/char_nobodyhere`, { key })).status).toBe(404);
+    const unknown = await call<{ error: { code: string } }>(`${replica}/v1/video/create`, {
+      key,
+      json: { model: 'motion-2', prompt: '@nobodyhere waves', images: [] },
+    });
+    expect(unknown.body.error.code).toBe('unknown_character');
+    const after = await characterReads(replica);
+    expect(after.temporal - before.temporal).toBe(0);
+    // The two ids no character has; the stranger's read found the character cached by the first.
+    expect(after.none - before.none).toBe(2);
+    expect(after.view + after.cache - before.view - before.cache).toBeGreaterThanOrEqual(4);
+    await waitForTerminal(gw.url, key, cast.body.id);
+  } finally {
+    await gw.killApiReplica(replica);
+  }
+
+  // Its view lost (or a character made before views): one describe, and the view is written again.
+  const db = new pg.Client({ connectionString: gw.databaseUrl });
+  await db.connect();
+  try {
+    await db.query('delete from character_views where character_id = $1', [made.body.id]);
+    const cold = await gw.startApiReplica();
+    try {
+      const before = await characterReads(cold);
+      expect((await call<CharacterView>(`${cold}/motion/v1/characters/${made.body.id}`, { key })).body).toMatchObject({
+        id: made.body.id,
+        username: made.body.username,
+      });
+      expect((await characterReads(cold)).temporal - before.temporal).toBe(1);
+      await waitFor(
+        'the view written again',
+        async () => (await db.query('select 1 from character_views where character_id = $1', [made.body.id])).rowCount === 1,
+        10_000,
+        50,
+      );
+    } finally {
+      await gw.killApiReplica(cold);
+    }
+  } finally {
+    await db.end();
+  }
+}, 120_000);

@@ -96,6 +96,9 @@ export async function startRouteApp(env: Record<string, string> = {}, opts: { co
       const character = fakes.characters.get(id);
       return character && character.ownerId === ownerId ? character : null;
     },
+    async library(ownerId: string, limit: number): Promise<CharacterState[]> {
+      return [...fakes.characters.values()].filter((c) => c.ownerId === ownerId).slice(0, limit);
+    },
   };
   const channels = loadChannels(config);
   const env_ = config.env;

@@ -7,7 +7,6 @@ import { jsonBody } from '../middleware/json-body';
 import { assertFetchable } from '../reference-images';
 import { finishedVideoOf } from '../task-lookup';
 import { characterCreateBody, characterListQuery } from '../schemas/character-create';
-import { listCharacters } from '../../tasks/character-list';
 import { parseOrThrow } from '../schemas/zod-error';
 import { CHARACTER_CREATE_LEASE_SECONDS } from '../task-request';
 import type { VideoRouteDeps } from './video-tasks';
@@ -62,7 +61,7 @@ export function characterRoutes(deps: VideoRouteDeps): Router<GatewayState> {
   /** The key's characters, newest first (the console's library). */
   router.get('/motion/v1/characters', async (ctx) => {
     const { limit } = parseOrThrow(characterListQuery, ctx.query);
-    const data = (await listCharacters(deps.db, deps.characters, callerKey(ctx.state).id, limit)).map(view);
+    const data = (await deps.characters.library(callerKey(ctx.state).id, limit)).map(view);
     ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false };
   });
 
