@@ -17,6 +17,8 @@ import { freePort, waitFor } from '../test/support/ports';
 import { childPids } from '../test/support/processes';
 import { benchDatabase } from './billing';
 import type { BenchChildren } from './child-guard';
+import { scriptCommand } from './script-command';
+import { GATEWAY_SCRIPTS, type GatewayScript } from '../test/support/start-scripts';
 
 export const ADMIN_TOKEN = 'chaos-admin-token';
 /** How long a supervisor waits before it starts a process that exited. */
@@ -116,7 +118,14 @@ class Supervised {
   }
 }
 
-const node = (entry: string): [string, string[]] => [process.execPath, [path.join(projectRoot(), entry)]];
+/**
+ * The gateway's `script` process as package.json runs it: node with the script's flags, and
+ * its variables over `env` (as the shell's `VAR=value node ...` sets them over what it inherits).
+ */
+function gatewayProcess(script: GatewayScript, env: NodeJS.ProcessEnv): [string, string[], NodeJS.ProcessEnv] {
+  const command = scriptCommand(projectRoot(), script, true);
+  return [process.execPath, [...command.nodeArgs, path.join(projectRoot(), GATEWAY_SCRIPTS[script])], { ...env, ...command.env }];
+}
 
 /** The settings both stacks run the gateway with: fast polls and retries, a quick reconciler, the shared simulator. */
 function gatewayEnv(port: number, dataDir: string, simulatorUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -164,8 +173,8 @@ export async function scaleOutStack(dir: string, simulatorUrl: string, children:
     DATABASE_URL: db.url,
     TEXT_HOLD_ORPHAN_SECONDS: '6',
   });
-  const api = new Supervised('api', ...node('dist/src/api/server.js'), env, dir);
-  const worker = new Supervised('worker', ...node('dist/src/worker.js'), env, dir);
+  const api = new Supervised('api', ...gatewayProcess('api', env), dir);
+  const worker = new Supervised('worker', ...gatewayProcess('worker', env), dir);
   dev.start();
   api.start();
   worker.start();
@@ -197,7 +206,7 @@ export async function embeddedStack(dir: string, simulatorUrl: string, children:
     TEMPORAL_DEV_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
   });
-  const main = new Supervised('npm-start', ...node('dist/src/main.js'), env, dir, true);
+  const main = new Supervised('npm-start', ...gatewayProcess('start', env), dir, true);
   main.start();
   children.atEnd(() => main.stop());
   await waitFor('npm start', () => apiAnswers(url), 90_000, 200);
