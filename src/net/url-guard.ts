@@ -37,16 +37,26 @@ for (const [addr, prefix] of [
   ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
+  // 6to4 relays (deprecated): a path into IPv4 the gateway does not choose.
+  ['192.88.99.0', 24],
 ] as const)
   blocked.addSubnet(addr, prefix, 'ipv4');
+// Besides the private and local ranges, every IPv6 range that carries an IPv4 address inside
+// it (compatible, translated, NAT64, 6to4, Teredo) or is not globally routed: an IPv4 address
+// written as IPv6 must not pass where its IPv4 form is refused.
 for (const [addr, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
-  ['64:ff9b::', 96],
-  ['2001:db8::', 32],
 ] as const) {
   blocked.addSubnet(addr, prefix, 'ipv6');
 }
