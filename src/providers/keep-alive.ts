@@ -8,7 +8,24 @@ import https from 'node:https';
  * of node:http for the same small GET (0.30-0.47 against 0.08-0.15 ms, measured against the
  * simulator on a 2-core VM).
  */
-const agentOptions = { keepAlive: true, keepAliveMsecs: 15_000, maxSockets: 2048, maxFreeSockets: 256, scheduling: 'lifo' as const };
+/**
+ * How long a socket waits in the pool for its next request. An upstream, a load balancer or a
+ * NAT in between may drop an idle connection, with a FIN that can cross the next request on the
+ * wire, or without a word, when a request sent on it waits for its timeout instead of failing at
+ * once. Below common load balancers' 60 s; and with it set, Node also honours a server's
+ * `Keep-Alive: timeout=N` hint (closing a second before the server would), which it ignores
+ * on an agent without a timeout. Idle time of a socket in use only emits 'timeout' events,
+ * which nothing here listens to: the requests keep their own deadlines.
+ */
+const FREE_SOCKET_IDLE_MS = 30_000;
+const agentOptions = {
+  keepAlive: true,
+  keepAliveMsecs: 15_000,
+  timeout: FREE_SOCKET_IDLE_MS,
+  maxSockets: 2048,
+  maxFreeSockets: 256,
+  scheduling: 'lifo' as const,
+};
 const httpAgent = new http.Agent(agentOptions);
 const httpsAgent = new https.Agent(agentOptions);
 
@@ -39,16 +56,19 @@ export class UpstreamConnectionError extends Error {
   }
 }
 
+/** How a request on a socket the upstream had closed fails: reset as it arrives, or refused as it is written. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
 /**
- * Sends, and sends once more when the first try failed with ECONNRESET on a kept-alive socket:
- * the upstream closed it while it was idle, so nothing reached the upstream (as Node's
+ * Sends, and sends once more when the first try failed with ECONNRESET or EPIPE on a kept-alive
+ * socket: the upstream closed it while it was idle, so nothing reached the upstream (as Node's
  * documentation advises), unless the request is no longer wanted.
  */
 export async function againIfStale<T>(send: () => Promise<T>, stillWanted: () => boolean = () => true): Promise<T> {
   try {
     return await send();
   } catch (err) {
-    if (err instanceof UpstreamConnectionError && err.reused && err.code === 'ECONNRESET' && stillWanted()) return send();
+    if (err instanceof UpstreamConnectionError && err.reused && STALE_SOCKET_CODES.has(err.code) && stillWanted()) return send();
     throw err;
   }
 }
