@@ -393,10 +393,13 @@ describe("failed key lookups (these tests run last: they exhaust 127.0.0.1's bud
     expect([401, 429]).toContain((await call(`${gw.url}/v1/models`, { key: revoked })).status);
   });
 
-  test('once the failures stop, the address is served again (a key issued meanwhile works)', async () => {
-    const fresh = await gw.issueKey('later');
-    const wait = Number((await call(`${gw.url}/v1/models`, { key: randomKey() })).headers.get('retry-after') ?? '2');
+  test('the admin token meets the same block: refused while the address is blocked, served once the failures stop (and a key issued then works)', async () => {
+    await limited(() => call(`${gw.url}/v1/models`, { key: randomKey() }));
+    const blocked = await call(`${gw.url}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expectOpenAi(blocked, 429, 'rate_limit_exceeded');
+    const wait = Number(blocked.headers.get('retry-after') ?? '2');
     await new Promise((r) => setTimeout(r, (wait + 1) * 1000));
+    const fresh = await gw.issueKey('later');
     expect((await call(`${gw.url}/v1/models`, { key: fresh })).status).toBe(200);
   }, 30_000);
 });

@@ -3,10 +3,9 @@ import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import type { ConsoleSession } from '../../store/console-sessions';
 import type { GatewayState } from '../context';
-import { GatewayError, RateLimitedError } from '../errors';
-import { secretMatcher } from '../middleware/admin-auth';
+import { GatewayError } from '../errors';
+import { guardedSecretCheck, secretMatcher } from '../middleware/admin-auth';
 import { resolveKey } from '../middleware/auth';
-import { clientAddress } from '../middleware/client-address';
 import { jsonBody } from '../middleware/json-body';
 import { parseOrThrow } from '../schemas/zod-error';
 import { clearedSessionCookie, isHttpsRequest, sessionCookie, sessionIdOf } from './cookie';
@@ -46,17 +45,7 @@ export function sessionRoutes({ consoleAuth, adminToken, temporalUiUrl }: Sessio
 
   /** The admin token, behind the same per-address limit of failures as keys. */
   async function checkAdminToken(ctx: ParameterizedContext<GatewayState>, token: string): Promise<void> {
-    const gate = ctx.state.authFailures;
-    if (gate && gate.limit.size > 0) {
-      const wait = gate.limit.retryAfterSeconds(clientAddress(ctx, gate.trustProxy));
-      if (wait > 0)
-        throw new RateLimitedError(
-          `Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`,
-          wait,
-        );
-    }
-    if (isAdminToken(token)) return;
-    if (gate) await gate.limit.failed(clientAddress(ctx, gate.trustProxy));
+    if (await guardedSecretCheck(ctx, isAdminToken, token)) return;
     throw new GatewayError(401, 'invalid_request_error', 'Incorrect admin token.', 'admin_token', 'invalid_admin_token');
   }
 
