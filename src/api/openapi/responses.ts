@@ -75,6 +75,7 @@ export const KEY_ERRORS = {
 
 export const ADMIN_ERRORS = {
   401: 'Missing or wrong admin token (`invalid_admin_token`).',
+  429: 'Too many failed authentications from this address (`rate_limit_exceeded`): the right token is refused there too until the budget has a token again.',
 } satisfies Partial<Record<ErrorStatus, string>>;
 
 /** A JSON body's own failures (middleware/json-body.ts), before its schema is checked. */

@@ -52,7 +52,10 @@ export function healthRoutes(): RouteDoc[] {
         security: METRICS,
         responses: {
           '200': { description: 'The metrics.', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } },
-          ...errors({ 401: 'Neither METRICS_TOKEN nor the admin token (`invalid_metrics_token`).' }),
+          ...errors({
+            401: 'Neither METRICS_TOKEN nor the admin token (`invalid_metrics_token`).',
+            429: 'Too many failed authentications from this address (`rate_limit_exceeded`).',
+          }),
         },
       },
     },
