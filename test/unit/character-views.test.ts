@@ -75,16 +75,15 @@ describe.each(BOTH_STORES)('%s', (_name, open) => {
   });
 
   test('the library: the key’s characters newest first, with their views or null, none refunded and none of another key', async () => {
-    const library = new CharacterViews(opened.db, 30);
     const first = await charged();
     const second = await charged();
     const refunded = await charged();
     const third = await charged();
     await charged(otherKeyId);
     await billing.refundTask(refunded.id, 'not made');
-    await library.save(first);
-    await library.save(third);
-    const entries = await library.library(keyId, 3);
+    await views.save(first);
+    await views.save(third);
+    const entries = await views.library(keyId, 3);
     expect(entries).toEqual([
       { id: third.id, character: third },
       { id: second.id, character: null },

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware, ParameterizedContext } from 'koa';
-import { GatewayError, RateLimitedError } from '../errors';
+import { GatewayError } from '../errors';
+import { addressRefused } from './auth-failures';
 import { bearerToken } from './auth';
 import { clientAddress } from './client-address';
 import type { GatewayState } from '../context';
@@ -31,9 +32,7 @@ export async function guardedSecretCheck(ctx: ParameterizedContext<GatewayState>
   const gate = ctx.state.authFailures;
   if (gate && gate.limit.size > 0) {
     const wait = gate.limit.retryAfterSeconds(clientAddress(ctx, gate.trustProxy));
-    if (wait > 0) {
-      throw new RateLimitedError(`Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`, wait);
-    }
+    if (wait > 0) throw addressRefused(gate, wait);
   }
   if (matches(given)) return true;
   if (gate && given !== '') await gate.limit.failed(clientAddress(ctx, gate.trustProxy));

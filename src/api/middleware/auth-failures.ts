@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { AuthFailureLimit } from '../../limits/auth-failures';
 import type { GatewayState } from '../context';
+import { RateLimitedError } from '../errors';
 
 /** What the key middleware needs to limit failed authentications per client address (on ctx.state). */
 export interface AuthFailureGate {
@@ -19,4 +20,12 @@ export function authFailureGate(gate: AuthFailureGate | null): Middleware<Gatewa
     if (gate) ctx.state.authFailures = gate;
     return next();
   };
+}
+
+/** The 429 of an address past its budget of failed authentications, for keys and the operator's tokens alike. */
+export function addressRefused(gate: AuthFailureGate, waitSeconds: number): RateLimitedError {
+  return new RateLimitedError(
+    `Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${waitSeconds} s.`,
+    waitSeconds,
+  );
 }

@@ -1,9 +1,10 @@
 import type { Middleware, ParameterizedContext } from 'koa';
 import type { RateLimiter } from '../../limits/rate-limiter';
 import type { ApiKey, KeyStore } from '../../store/keys';
-import { AuthenticationError, RateLimitedError } from '../errors';
+import { AuthenticationError } from '../errors';
 import { keyFromCookie, usesCookie, type ConsoleAuth } from '../console/cookie-auth';
 import type { GatewayState } from '../context';
+import { addressRefused } from './auth-failures';
 import { clientAddress } from './client-address';
 import { enforceRateLimit } from './rate-limit';
 
@@ -35,7 +36,7 @@ export async function resolveKey(keys: KeyStore, secret: string | null, ctx?: Pa
   if (gate && address && gate.limit.size > 0) {
     const wait = gate.limit.retryAfterSeconds(address());
     if (wait > 0 && !keys.recentlyValid(secret)) {
-      throw new RateLimitedError(`Too many failed authentications from this address (at most ${gate.limit.perMinute} a minute). Retry after ${wait} s.`, wait);
+      throw addressRefused(gate, wait);
     }
   }
   const key = await keys.authenticate(secret);
